@@ -1,0 +1,99 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Upcoming features turned on for every Swift target (the swift-log discipline).
+let strictSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Wattle",
+    platforms: [.macOS(.v14)],
+    products: [
+        .library(name: "Wattle", targets: ["Wattle"]),
+        .library(name: "WattleKeychain", targets: ["WattleKeychain"]),
+        .library(name: "WattleTesting", targets: ["WattleTesting"]),
+        .executable(name: "wattle", targets: ["wattle"]),
+    ],
+    dependencies: [
+        // Library targets: swift-log only.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // Samples and tests only (the demo/test server and the CLI).
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
+    targets: [
+        // MARK: C layer
+        .target(
+            name: "CCurl",
+            linkerSettings: [.linkedLibrary("curl")]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // MARK: Libraries
+        .target(
+            name: "WattleKeychain",
+            dependencies: ["CSodium", "CSQLite"],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "Wattle",
+            dependencies: [
+                "CCurl",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSettings
+        ),
+        .target(
+            name: "WattleTesting",
+            dependencies: ["Wattle", "WattleKeychain"],
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Samples
+        .target(
+            name: "WattleDemoServer",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Samples/DemoServer",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "wattle",
+            dependencies: [
+                "Wattle",
+                "WattleKeychain",
+                "WattleDemoServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Samples/wattle",
+            swiftSettings: strictSettings
+        ),
+
+        // MARK: Tests
+        .testTarget(
+            name: "WattleTests",
+            dependencies: ["Wattle", "WattleTesting", "WattleDemoServer"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "WattleKeychainTests",
+            dependencies: ["WattleKeychain", "WattleTesting"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

@@ -1,0 +1,184 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// What a route asks the connection to do.
+enum RouteOutcome: Sendable {
+    /// A complete response.
+    case respond(status: Int, headers: [(String, String)], body: [UInt8])
+    /// `totalBytes` of the deterministic pattern (byte `i` is `i % 251`), streamed with
+    /// back-pressure so memory stays flat whatever the size.
+    case stream(status: Int, headers: [(String, String)], totalBytes: Int)
+    /// Announces `declaredLength` bytes, sends `sentBytes`, then closes the connection.
+    case truncated(declaredLength: Int, sentBytes: Int)
+    /// Announces `declaredLength` bytes, sends `sentBytes`, then sends nothing more and keeps
+    /// the connection open (for stall timeouts).
+    case stall(declaredLength: Int, sentBytes: Int)
+    /// The outcome after a delay.
+    indirect case delayed(milliseconds: Int, RouteOutcome)
+    /// Closes the connection without any response.
+    case close
+}
+
+/// A parsed request as routes see it.
+struct RouteRequest: Sendable {
+    var method: String
+    var uri: String
+    var path: String
+    var query: String
+    var headers: [(String, String)]
+    var body: [UInt8]
+
+    /// Query parameters, percent-decoded, in order.
+    var queryItems: [(String, String)] {
+        query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+
+    func queryValue(_ name: String) -> String? { queryItems.first { $0.0 == name }?.1 }
+
+    func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+}
+
+/// Reads each HTTP/1.1 request, asks the routes for an outcome, and carries it out.
+final class HTTPRouteHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let stats: ServerStats
+    private let routes: @Sendable (RouteRequest) -> RouteOutcome
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private static let maximumBody = 64 * 1024 * 1024
+
+    init(stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome = TestRoutes.route) {
+        self.stats = stats
+        self.routes = routes
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        stats.recordConnection()
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.removeAll(keepingCapacity: true)
+        case .body(var buffer):
+            if body.count + buffer.readableBytes <= Self.maximumBody, let bytes = buffer.readBytes(length: buffer.readableBytes) {
+                body.append(contentsOf: bytes)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let uri = head.uri
+            let path: String
+            let query: String
+            if let mark = uri.firstIndex(of: "?") {
+                path = String(uri[..<mark])
+                query = String(uri[uri.index(after: mark)...])
+            } else {
+                path = uri
+                query = ""
+            }
+            stats.record(path: path)
+            let request = RouteRequest(
+                method: head.method.rawValue, uri: uri, path: path, query: query,
+                headers: head.headers.map { ($0.name, $0.value) }, body: body)
+            perform(routes(request), context: context, keepAlive: head.isKeepAlive, version: head.version)
+        }
+    }
+
+    private func perform(_ outcome: RouteOutcome, context: ChannelHandlerContext, keepAlive: Bool, version: HTTPVersion) {
+        switch outcome {
+        case .respond(let status, let headers, let body):
+            var fields = HTTPHeaders(headers)
+            if !fields.contains(name: "Content-Length") { fields.replaceOrAdd(name: "Content-Length", value: "\(body.count)") }
+            if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
+            if !body.isEmpty {
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+            }
+            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !keepAlive {
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                done.assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+            }
+        case .stream(let status, let headers, let totalBytes):
+            var fields = HTTPHeaders(headers)
+            fields.replaceOrAdd(name: "Content-Length", value: "\(totalBytes)")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
+            streamPattern(context: context, remaining: totalBytes)
+        case .truncated(let declared, let sent):
+            writePartial(context: context, version: version, declared: declared, sent: sent)
+                .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        case .stall(let declared, let sent):
+            _ = writePartial(context: context, version: version, declared: declared, sent: sent)
+        case .delayed(let milliseconds, let next):
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) {
+                let (handler, context) = loopBound.value
+                guard context.channel.isActive else { return }
+                handler.perform(next, context: context, keepAlive: keepAlive, version: version)
+            }
+        case .close:
+            context.close(promise: nil)
+        }
+    }
+
+    private func writePartial(context: ChannelHandlerContext, version: HTTPVersion, declared: Int, sent: Int)
+        -> EventLoopFuture<Void>
+    {
+        let fields = HTTPHeaders([("Content-Length", "\(declared)"), ("Content-Type", "application/octet-stream")])
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
+        let bytes = Array(Pattern.chunk.prefix(sent))
+        return context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))))
+    }
+
+    /// Bytes of the pattern still to stream; streaming pauses while the channel is not writable.
+    private var streamRemaining = 0
+
+    /// Writes pattern chunks while the channel is writable (its outbound buffer is under the
+    /// high-water mark), then waits for `channelWritabilityChanged`. Memory stays at a few
+    /// chunks whatever the body size, and no call recurses.
+    private func streamPattern(context: ChannelHandlerContext, remaining: Int) {
+        streamRemaining = remaining
+        pump(context: context)
+    }
+
+    private func pump(context: ChannelHandlerContext) {
+        while streamRemaining > 0, context.channel.isWritable {
+            let count = min(Pattern.chunk.count, streamRemaining)
+            let buffer = context.channel.allocator.buffer(bytes: Pattern.chunk.prefix(count))
+            streamRemaining -= count
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        }
+        if streamRemaining == 0 {
+            streamRemaining = -1
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if streamRemaining > 0, context.channel.isWritable { pump(context: context) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
+
+/// The deterministic body the streaming routes send: byte `i` is `i % 251`.
+public enum Pattern {
+    /// One chunk: 256 whole periods, so every chunk is identical.
+    public static let chunk: [UInt8] = (0..<(251 * 256)).map { UInt8($0 % 251) }
+
+    /// The first `count` bytes of the pattern.
+    public static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8($0 % 251) } }
+}

@@ -1,0 +1,112 @@
+import Foundation
+
+/// The routes Wattle's tests use.
+///
+/// | route | answer |
+/// | --- | --- |
+/// | `/echo` (any method) | JSON: method, path, raw query, headers, body |
+/// | `/status/{code}` | that status, with a JSON body naming it |
+/// | `/redirect/{code}?to=URL` | that status with `Location: URL` (default `/echo`) |
+/// | `/redirect-chain/{n}` | `n` redirects, then `/echo` |
+/// | `/delay/{ms}` | `/echo` after `ms` milliseconds |
+/// | `/stall` | headers and 10 bytes of 1,000, then silence |
+/// | `/bytes/{n}` | `n` bytes of ``Pattern``, streamed |
+/// | `/drop` | 1,000 bytes of a promised 100,000, then the connection closes |
+/// | `/close` | the connection closes without an answer |
+/// | `/gzip` | a gzip-encoded JSON body |
+/// | `/response-headers?name=value` | those headers, repeated names kept |
+/// | `/user` | a fixed JSON user |
+/// | `/text` | a plain-text body |
+enum TestRoutes {
+    @Sendable static func route(_ request: RouteRequest) -> RouteOutcome {
+        let parts = request.path.split(separator: "/").map(String.init)
+        switch (parts.first ?? "", parts.count) {
+        case ("echo", _):
+            return json(200, echo(request))
+        case ("status", 2):
+            let code = Int(parts[1]) ?? 500
+            return json(code, ["status": code, "path": request.path])
+        case ("redirect", 2):
+            let code = Int(parts[1]) ?? 302
+            let target = request.queryValue("to") ?? "/echo"
+            return .respond(status: code, headers: [("Location", target), ("Content-Type", "text/plain")], body: Array("redirecting".utf8))
+        case ("redirect-chain", 2):
+            let remaining = Int(parts[1]) ?? 0
+            let target = remaining <= 1 ? "/echo" : "/redirect-chain/\(remaining - 1)"
+            return .respond(status: 302, headers: [("Location", target)], body: [])
+        case ("delay", 2):
+            return .delayed(milliseconds: Int(parts[1]) ?? 0, json(200, echo(request)))
+        case ("stall", _):
+            return .stall(declaredLength: 1000, sentBytes: 10)
+        case ("bytes", 2):
+            return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(parts[1]) ?? 0)
+        case ("drop", _):
+            return .truncated(declaredLength: 100_000, sentBytes: 1000)
+        case ("close", _):
+            return .close
+        case ("gzip", _):
+            let body = Array(#"{"compressed":true,"message":"hello from gzip"}"#.utf8)
+            return .respond(
+                status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
+                body: Gzip.stored(body))
+        case ("response-headers", _):
+            return .respond(status: 200, headers: request.queryItems + [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        case ("user", _):
+            return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
+        case ("text", _):
+            return .respond(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array("plain text, not JSON".utf8))
+        default:
+            return json(404, ["error": "no route for \(request.path)"])
+        }
+    }
+
+    static func echo(_ request: RouteRequest) -> [String: any Sendable] {
+        [
+            "method": request.method,
+            "path": request.path,
+            "query": request.query,
+            "headers": request.headers.map { [$0.0, $0.1] },
+            "body": String(decoding: request.body, as: UTF8.self),
+            "bodyLength": request.body.count,
+        ]
+    }
+
+    static func json(_ status: Int, _ object: [String: any Sendable]) -> RouteOutcome {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+    }
+}
+
+/// A gzip stream with "stored" (uncompressed) deflate blocks: a real gzip body any client
+/// must decode, without a compression library.
+enum Gzip {
+    static func stored(_ data: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = [0x1F, 0x8B, 0x08, 0x00, 0, 0, 0, 0, 0x00, 0xFF]
+        var offset = 0
+        repeat {
+            let count = min(65_535, data.count - offset)
+            let final: UInt8 = offset + count >= data.count ? 1 : 0
+            output.append(final)
+            output.append(UInt8(count & 0xFF))
+            output.append(UInt8(count >> 8))
+            output.append(UInt8(~count & 0xFF))
+            output.append(UInt8((~count >> 8) & 0xFF))
+            output.append(contentsOf: data[offset..<(offset + count)])
+            offset += count
+        } while offset < data.count
+        let crc = crc32(data)
+        for shift in stride(from: 0, to: 32, by: 8) { output.append(UInt8((crc >> UInt32(shift)) & 0xFF)) }
+        let size = UInt32(truncatingIfNeeded: data.count)
+        for shift in stride(from: 0, to: 32, by: 8) { output.append(UInt8((size >> UInt32(shift)) & 0xFF)) }
+        return output
+    }
+
+    static func crc32(_ data: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in data {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (0xEDB8_8320 & (0 &- (crc & 1))) }
+        }
+        return ~crc
+    }
+}

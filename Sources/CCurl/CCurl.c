@@ -1,0 +1,71 @@
+#include "CCurl.h"
+
+CURLcode wattle_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode wattle_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode wattle_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode wattle_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode wattle_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(handle, option, value);
+}
+CURLcode wattle_curl_easy_setopt_share(CURL *handle, CURLSH *share) {
+    return curl_easy_setopt(handle, CURLOPT_SHARE, share);
+}
+CURLcode wattle_curl_easy_setopt_blob_copy(CURL *handle, CURLoption option, const void *data, size_t length) {
+    struct curl_blob blob;
+    blob.data = (void *)data;
+    blob.len = length;
+    blob.flags = CURL_BLOB_COPY;
+    return curl_easy_setopt(handle, option, &blob);
+}
+CURLcode wattle_curl_easy_setopt_data_function(CURL *handle, CURLoption option, wattle_curl_data_callback callback) {
+    return curl_easy_setopt(handle, option, callback);
+}
+CURLcode wattle_curl_easy_setopt_xferinfo_function(CURL *handle, wattle_curl_xferinfo_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
+CURLcode wattle_curl_easy_setopt_prereq_function(CURL *handle, wattle_curl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
+}
+
+CURLcode wattle_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode wattle_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode wattle_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+CURLcode wattle_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value) {
+    char *result = NULL;
+    CURLcode code = curl_easy_getinfo(handle, info, &result);
+    *value = result;
+    return code;
+}
+CURLcode wattle_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
+CURLMcode wattle_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+CURLSHcode wattle_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value) {
+    return curl_share_setopt(share, option, value);
+}
+
+int wattle_curl_certinfo_count(const struct curl_certinfo *info) {
+    return info ? info->num_of_certs : 0;
+}
+const struct curl_slist *wattle_curl_certinfo_at(const struct curl_certinfo *info, int index) {
+    if (!info || index < 0 || index >= info->num_of_certs) return NULL;
+    return info->certinfo[index];
+}

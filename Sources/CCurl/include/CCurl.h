@@ -1,0 +1,63 @@
+/// Typed wrappers over libcurl's variadic functions.
+///
+/// `curl_easy_setopt`, `curl_easy_getinfo`, `curl_multi_setopt` and `curl_share_setopt` are
+/// variadic, so Swift cannot call them. Each wrapper here fixes the type of the third argument,
+/// which is exactly what libcurl requires per option. Every symbol is prefixed `wattle_`.
+#ifndef WATTLE_CCURL_H
+#define WATTLE_CCURL_H
+
+#include <curl/curl.h>
+#include <stddef.h>
+
+/// `CURLOPT_WRITEFUNCTION` / `CURLOPT_HEADERFUNCTION` callback shape.
+typedef size_t (*wattle_curl_data_callback)(char *data, size_t size, size_t count, void *userdata);
+/// `CURLOPT_XFERINFOFUNCTION` callback shape.
+typedef int (*wattle_curl_xferinfo_callback)(void *userdata, curl_off_t dltotal, curl_off_t dlnow,
+                                             curl_off_t ultotal, curl_off_t ulnow);
+
+CURLcode wattle_curl_easy_setopt_long(CURL *handle, CURLoption option, long value);
+CURLcode wattle_curl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value);
+CURLcode wattle_curl_easy_setopt_string(CURL *handle, CURLoption option, const char *value);
+CURLcode wattle_curl_easy_setopt_pointer(CURL *handle, CURLoption option, void *value);
+CURLcode wattle_curl_easy_setopt_slist(CURL *handle, CURLoption option, struct curl_slist *value);
+CURLcode wattle_curl_easy_setopt_share(CURL *handle, CURLSH *share);
+/// Sets a `struct curl_blob` option; `CURL_BLOB_COPY` is always used, so `data` may be freed after.
+CURLcode wattle_curl_easy_setopt_blob_copy(CURL *handle, CURLoption option, const void *data, size_t length);
+CURLcode wattle_curl_easy_setopt_data_function(CURL *handle, CURLoption option, wattle_curl_data_callback callback);
+CURLcode wattle_curl_easy_setopt_xferinfo_function(CURL *handle, wattle_curl_xferinfo_callback callback);
+
+/// `CURLOPT_PREREQFUNCTION` callback shape: called once a connection is ready, before the request is sent.
+typedef int (*wattle_curl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port,
+                                           int local_port);
+CURLcode wattle_curl_easy_setopt_prereq_function(CURL *handle, wattle_curl_prereq_callback callback);
+
+CURLcode wattle_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
+CURLcode wattle_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
+CURLcode wattle_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);
+CURLcode wattle_curl_easy_getinfo_string(CURL *handle, CURLINFO info, const char **value);
+CURLcode wattle_curl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value);
+
+CURLMcode wattle_curl_multi_setopt_long(CURLM *multi, CURLMoption option, long value);
+CURLSHcode wattle_curl_share_setopt_long(CURLSH *share, CURLSHoption option, long value);
+
+/// `CURL_ERROR_SIZE`, the size `CURLOPT_ERRORBUFFER` needs.
+static const size_t wattle_curl_error_size = CURL_ERROR_SIZE;
+
+/// Number of certificates in a `CURLINFO_CERTINFO` result, or 0.
+int wattle_curl_certinfo_count(const struct curl_certinfo *info);
+/// The linked list of "Name:value" lines of certificate `index`.
+const struct curl_slist *wattle_curl_certinfo_at(const struct curl_certinfo *info, int index);
+
+
+
+/// `CURL_GLOBAL_ALL`, a composite macro Swift cannot import.
+static const long wattle_curl_global_all = CURL_GLOBAL_ALL;
+/// The libcurl version string, e.g. "7.88.1".
+static inline const char *wattle_curl_version_string(void) {
+    return curl_version_info(CURLVERSION_NOW)->version;
+}
+/// The feature bits of the running libcurl.
+static inline int wattle_curl_version_features(void) {
+    return curl_version_info(CURLVERSION_NOW)->features;
+}
+#endif

@@ -1,0 +1,117 @@
+public import Foundation
+public import Logging
+
+/// How a ``Session`` behaves: base URL, headers, timeouts, connections, redirects, limits.
+///
+/// A value type: build one, then create a session with it.
+///
+/// ```swift
+/// let session = Session(configuration: Configuration {
+///     $0.baseURL = URL(string: "https://api.example.com/v1/")
+///     $0.defaultHeaders["Accept"] = "application/json"
+///     $0.timeouts.total = .seconds(20)
+/// })
+/// ```
+public struct Configuration: Sendable {
+    /// The URL that relative endpoints resolve against.
+    public var baseURL: URL?
+    /// Headers sent with every request; a request's own headers replace same-named ones.
+    public var defaultHeaders: HTTPHeaders = [:]
+    /// Connect, total and stall timeouts.
+    public var timeouts = Timeouts()
+    /// The HTTP version to negotiate. Default ``HTTPVersion/http2OverTLS``: HTTP/2 over TLS
+    /// when the server offers it (ALPN), HTTP/1.1 otherwise and for plain `http`.
+    public var httpVersion: HTTPVersion = .http2OverTLS
+    /// Whether concurrent requests to one host share one HTTP/2 connection
+    /// (`CURLMOPT_PIPELINING` multiplexing with `CURLOPT_PIPEWAIT`). Default `true`.
+    public var multiplexing = true
+    /// The most connections open to one host at once; further requests queue. Default 32.
+    public var connectionsPerHost = 32
+    /// How many idle connections are kept for reuse (`CURLMOPT_MAXCONNECTS`). Keep it at least
+    /// the expected concurrency, or connections are closed and reopened. Default 64.
+    public var connectionCacheSize = 64
+    /// Whether and how far redirects are followed. Default: up to 10 hops.
+    public var redirects = RedirectPolicy.follow(maximumHops: 10)
+    /// The largest response body kept in memory, in bytes; larger bodies fail with
+    /// ``WattleError/responseTooLarge(limit:url:)``. Downloads to a file are not limited.
+    /// Default 100 MiB.
+    public var maximumResponseSize = 100 * 1024 * 1024
+    /// The `User-Agent` header, unless a request sets its own.
+    public var userAgent = "Wattle/\(Wattle.version) libcurl/\(CurlGlobal.libcurlVersion)"
+    /// The proxy. Default ``Proxy/environment``.
+    public var proxy = Proxy.environment
+    /// Header names, besides `Authorization`, `Cookie` and `Proxy-Authorization`, that carry
+    /// credentials: dropped when a redirect changes origin, redacted in logs.
+    public var sensitiveHeaders: Set<String> = ["x-api-key", "x-auth-token", "x-access-token", "api-key"]
+    /// Fixed host-to-address mappings, like curl's `--resolve`: requests to `host:port` connect
+    /// to `address` without DNS, while TLS still checks the certificate against `host`.
+    public var hostOverrides: [HostOverride] = []
+    /// Where Wattle logs: one line per request at `debug`, credentials redacted.
+    public var logger = Logger(label: "wattle")
+
+    /// Creates the default configuration.
+    public init() {}
+
+    /// Creates a configuration by changing the defaults in a closure.
+    public init(_ configure: (inout Configuration) -> Void) {
+        self.init()
+        configure(&self)
+    }
+
+    /// The HTTP version a session negotiates.
+    public enum HTTPVersion: Sendable, Hashable {
+        /// HTTP/1.1 only.
+        case http1_1
+        /// HTTP/2 over TLS when the server offers it, HTTP/1.1 otherwise.
+        case http2OverTLS
+        /// HTTP/2 without negotiation, also over plain `http` (h2c prior knowledge).
+        case http2PriorKnowledge
+    }
+
+    /// Which proxy to use.
+    public enum Proxy: Sendable, Hashable {
+        /// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` from the environment, as curl reads them.
+        case environment
+        /// No proxy, whatever the environment says.
+        case none
+        /// This proxy URL, e.g. `http://proxy:3128` or `socks5h://127.0.0.1:1080`.
+        case url(String)
+    }
+
+    /// Whether and how far redirects are followed.
+    public struct RedirectPolicy: Sendable, Hashable {
+        /// The most redirects followed for one request; `0` follows none.
+        public var maximumHops: Int
+        /// Follows up to `maximumHops` redirects.
+        public static func follow(maximumHops: Int) -> RedirectPolicy { RedirectPolicy(maximumHops: maximumHops) }
+        /// Follows no redirect: a 3xx response is returned as an ``WattleError/httpStatus(_:)`` error.
+        public static let none = RedirectPolicy(maximumHops: 0)
+    }
+
+    /// A fixed mapping from `host:port` to an address.
+    public struct HostOverride: Sendable, Hashable {
+        /// The host name as written in URLs.
+        public var host: String
+        /// The port.
+        public var port: Int
+        /// The address to connect to instead, e.g. `127.0.0.1`.
+        public var address: String
+        /// Creates a mapping.
+        public init(host: String, port: Int, address: String) {
+            self.host = host
+            self.port = port
+            self.address = address
+        }
+    }
+
+    /// Whether a header name carries a credential under this configuration.
+    func isSensitiveHeader(_ name: String) -> Bool {
+        Redaction.isSensitiveHeader(name) || sensitiveHeaders.contains(name.lowercased())
+    }
+}
+
+/// Facts about the Wattle library itself.
+public enum Wattle {
+    /// The library version.
+    public static let version = "0.1.0"
+}

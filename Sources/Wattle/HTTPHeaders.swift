@@ -1,0 +1,143 @@
+/// An ordered list of HTTP header fields with case-insensitive lookup.
+///
+/// ```swift
+/// var headers: HTTPHeaders = ["Accept": "application/json"]
+/// headers["X-Request-ID"] = "42"
+/// headers["accept"]  // "application/json"
+/// ```
+///
+/// Names and values are checked when a request is sent: a name that is not an RFC 9110 token,
+/// or a name or value containing CR, LF or NUL, is refused with ``WattleError/invalidHeader(name:reason:)``
+/// and never sent.
+public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
+    /// One header field.
+    public struct Field: Sendable, Hashable {
+        /// The field name, as given.
+        public var name: String
+        /// The field value.
+        public var value: String
+        /// Creates a field.
+        public init(name: String, value: String) {
+            self.name = name
+            self.value = value
+        }
+    }
+
+    /// The fields in order.
+    public private(set) var fields: [Field]
+
+    /// Creates an empty header list.
+    public init() { fields = [] }
+
+    /// Creates headers from fields, keeping their order (and repeated names).
+    public init(_ fields: [Field]) { self.fields = fields }
+
+    /// Creates headers from `name: value` pairs, keeping their order.
+    public init(dictionaryLiteral elements: (String, String)...) {
+        fields = elements.map { Field(name: $0.0, value: $0.1) }
+    }
+
+    /// The first value of the named field, compared case-insensitively; setting replaces every
+    /// field of that name (or removes them all when set to `nil`).
+    public subscript(name: String) -> String? {
+        get { fields.first { $0.name.caseInsensitiveEquals(name) }?.value }
+        set {
+            if let newValue {
+                if let index = fields.firstIndex(where: { $0.name.caseInsensitiveEquals(name) }) {
+                    fields[index].value = newValue
+                    // Keep the first occurrence only.
+                    var position = fields.index(after: index)
+                    while position < fields.endIndex {
+                        if fields[position].name.caseInsensitiveEquals(name) {
+                            fields.remove(at: position)
+                        } else {
+                            position += 1
+                        }
+                    }
+                } else {
+                    fields.append(Field(name: name, value: newValue))
+                }
+            } else {
+                fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+            }
+        }
+    }
+
+    /// Every value of the named field, in order.
+    public func values(for name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    /// Whether a field of this name is present.
+    public func contains(_ name: String) -> Bool { fields.contains { $0.name.caseInsensitiveEquals(name) } }
+
+    /// Appends a field, keeping any existing field of the same name (for repeated fields).
+    public mutating func add(name: String, value: String) { fields.append(Field(name: name, value: value)) }
+
+    /// Removes every field of this name.
+    public mutating func remove(_ name: String) { self[name] = nil }
+
+    /// Returns these headers with `other`'s fields replacing those of the same names.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var result = self
+        for name in Set(other.fields.map { $0.name.lowercased() }) { result.remove(name) }
+        result.fields.append(contentsOf: other.fields)
+        return result
+    }
+
+    /// The number of fields.
+    public var count: Int { fields.count }
+
+    /// Iterates over the fields in order.
+    public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
+
+    /// The fields one per line, with the values of credential-bearing fields redacted.
+    public var description: String {
+        fields.map { "\($0.name): \(Redaction.isSensitiveHeader($0.name) ? "<redacted>" : $0.value)" }
+            .joined(separator: "\n")
+    }
+
+    /// Checks every name and value, throwing ``WattleError/invalidHeader(name:reason:)`` for the first bad one.
+    func validate() throws(WattleError) {
+        for field in fields {
+            if field.name.isEmpty {
+                throw .invalidHeader(name: "", reason: "the header name is empty")
+            }
+            if let bad = field.name.utf8.first(where: { !Self.isTokenByte($0) }) {
+                throw .invalidHeader(
+                    name: Redaction.escaped(field.name),
+                    reason: "the header name contains \(Redaction.describe(byte: bad)), which is not allowed in a name")
+            }
+            if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+                throw .invalidHeader(
+                    name: field.name,
+                    reason: "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection")
+            }
+        }
+    }
+
+    /// RFC 9110 `tchar`.
+    static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            return true
+        default:
+            return "!#$%&'*+-.^_`|~".utf8.contains(byte)
+        }
+    }
+}
+
+extension String {
+    /// ASCII case-insensitive comparison, without allocating.
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            let lx = (x >= 65 && x <= 90) ? x + 32 : x
+            let ly = (y >= 65 && y <= 90) ? y + 32 : y
+            if lx != ly { return false }
+        }
+        return true
+    }
+}

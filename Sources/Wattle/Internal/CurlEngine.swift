@@ -1,0 +1,226 @@
+import CCurl
+import Foundation
+import Synchronization
+
+/// One libcurl multi handle and the one thread that drives it.
+///
+/// Requests arrive from any task through `start` and `cancel`, which only append to an inbox
+/// and wake the thread (`curl_multi_wakeup`). Everything else, every curl call included, runs
+/// on the engine thread, so no blocking curl work touches Swift's cooperative pool.
+final class CurlEngine: @unchecked Sendable {
+    /// Per-engine values every transfer applies.
+    struct Settings {
+        var share: UnsafeMutableRawPointer
+        var httpVersion: Int
+        var multiplexing: Bool
+        var proxy: String?
+        var resolveList: UnsafeMutablePointer<curl_slist>?
+    }
+
+    private enum Command {
+        case start(CurlTransfer)
+        case cancel(CurlTransfer)
+    }
+
+    private struct Inbox {
+        var commands: [Command] = []
+        var stopping = false
+    }
+
+    private let multi: UnsafeMutableRawPointer
+    private let settings: Settings
+    private let inbox = Mutex(Inbox())
+    /// Engine thread only.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Engine thread only: reset easy handles kept for reuse.
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private let maximumIdleHandles: Int
+
+    init(configuration: Configuration) {
+        precondition(CurlGlobal.initialized, "curl_global_init failed")
+        multi = curl_multi_init()
+        let share = curl_share_init()!
+        _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
+        _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
+
+        _ = wattle_curl_multi_setopt_long(
+            multi, CURLMOPT_PIPELINING, configuration.multiplexing ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
+        _ = wattle_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.connectionsPerHost))
+        _ = wattle_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, configuration.connectionCacheSize))
+        maximumIdleHandles = max(8, configuration.connectionCacheSize)
+
+        let httpVersion: Int
+        switch configuration.httpVersion {
+        case .http1_1: httpVersion = CURL_HTTP_VERSION_1_1
+        case .http2OverTLS: httpVersion = CURL_HTTP_VERSION_2TLS
+        case .http2PriorKnowledge: httpVersion = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+        }
+        let proxy: String?
+        switch configuration.proxy {
+        case .environment: proxy = nil
+        case .none: proxy = ""
+        case .url(let url): proxy = url
+        }
+        var resolve: UnsafeMutablePointer<curl_slist>?
+        for entry in configuration.hostOverrides {
+            resolve = curl_slist_append(resolve, "\(entry.host):\(entry.port):\(entry.address)")
+        }
+        settings = Settings(
+            share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
+            resolveList: resolve)
+
+        let thread = Thread { [self] in run() }
+        thread.name = "wattle-curl"
+        thread.start()
+    }
+
+    /// Hands a transfer to the engine thread.
+    func start(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.commands.append(.start(transfer)) }
+        _ = curl_multi_wakeup(multi)
+    }
+
+    /// Asks the engine thread to stop a transfer now and fail it with `cancelled`.
+    func cancel(_ transfer: CurlTransfer) {
+        inbox.withLock { $0.commands.append(.cancel(transfer)) }
+        _ = curl_multi_wakeup(multi)
+    }
+
+    /// Stops the thread; transfers still running fail with `cancelled`.
+    func shutdown() {
+        inbox.withLock { $0.stopping = true }
+        _ = curl_multi_wakeup(multi)
+    }
+
+    // MARK: Engine thread
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (commands, stopping) = inbox.withLock { inbox -> ([Command], Bool) in
+                defer { inbox.commands.removeAll(keepingCapacity: true) }
+                return (inbox.commands, inbox.stopping)
+            }
+            for command in commands {
+                switch command {
+                case .start(let transfer): begin(transfer)
+                case .cancel(let transfer): stop(transfer)
+                }
+            }
+            if stopping { break }
+            _ = curl_multi_perform(multi, &running)
+            collectFinished()
+            checkStalls()
+            // With transfers running, wake at least every 100 ms for the stall check.
+            _ = curl_multi_poll(multi, nil, 0, active.isEmpty ? 1000 : 100, nil)
+        }
+        tearDown()
+    }
+
+    private func begin(_ transfer: CurlTransfer) {
+        if transfer.cancelledBeforeStart {
+            complete(transfer, with: .failure(.cancelled))
+            return
+        }
+        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+            complete(transfer, with: .failure(.transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "cannot create a curl handle")))
+            return
+        }
+        if let error = transfer.configure(easy, engine: settings) {
+            recycle(easy)
+            complete(transfer, with: .failure(error))
+            return
+        }
+        let code = curl_multi_add_handle(multi, easy)
+        guard code == CURLM_OK else {
+            recycle(easy)
+            complete(transfer, with: .failure(.transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
+            return
+        }
+        active[easy] = transfer
+    }
+
+    private func stop(_ transfer: CurlTransfer) {
+        guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else {
+            // Not started yet (the cancel overtook the start), or already finished.
+            transfer.cancelledBeforeStart = true
+            return
+        }
+        curl_multi_remove_handle(multi, easy)
+        transfer.discardPartialDownload()
+        recycle(easy)
+        complete(transfer, with: .failure(.cancelled))
+    }
+
+    private var nextStallCheck = ContinuousClock.now
+
+    /// Fails transfers that moved no byte for their stall timeout (checked every 100 ms).
+    private func checkStalls() {
+        let now = ContinuousClock.now
+        guard now >= nextStallCheck, !active.isEmpty else { return }
+        nextStallCheck = now + .milliseconds(100)
+        for (easy, transfer) in active where transfer.hasStalled(now: now) {
+            active.removeValue(forKey: easy)
+            curl_multi_remove_handle(multi, easy)
+            transfer.discardPartialDownload()
+            recycle(easy)
+            complete(transfer, with: .failure(.timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)))
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            curl_multi_remove_handle(multi, easy)
+            guard let transfer = active.removeValue(forKey: easy) else {
+                recycle(easy)
+                continue
+            }
+            let result = transfer.finish(code: code)
+            if case .failure = result { transfer.discardPartialDownload() }
+            recycle(easy)
+            complete(transfer, with: result)
+        }
+    }
+
+    private func recycle(_ easy: UnsafeMutableRawPointer) {
+        if idleHandles.count < maximumIdleHandles {
+            curl_easy_reset(easy)
+            idleHandles.append(easy)
+        } else {
+            curl_easy_cleanup(easy)
+        }
+    }
+
+    private func complete(_ transfer: CurlTransfer, with result: Result<Response, WattleError>) {
+        guard let continuation = transfer.continuation else { return }
+        transfer.continuation = nil
+        switch result {
+        case .success(let response): continuation.resume(returning: response)
+        case .failure(let error): continuation.resume(throwing: error)
+        }
+    }
+
+    private func tearDown() {
+        for (easy, transfer) in active {
+            curl_multi_remove_handle(multi, easy)
+            transfer.discardPartialDownload()
+            curl_easy_cleanup(easy)
+            complete(transfer, with: .failure(.cancelled))
+        }
+        active.removeAll()
+        // Late arrivals after the stop flag was read.
+        let late = inbox.withLock { inbox -> [Command] in
+            defer { inbox.commands.removeAll() }
+            return inbox.commands
+        }
+        for case .start(let transfer) in late { complete(transfer, with: .failure(.cancelled)) }
+        for easy in idleHandles { curl_easy_cleanup(easy) }
+        idleHandles.removeAll()
+        curl_multi_cleanup(multi)
+        curl_share_cleanup(settings.share)
+        if let list = settings.resolveList { curl_slist_free_all(list) }
+    }
+}

@@ -1,0 +1,425 @@
+import CCurl
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One exchange on one curl easy handle.
+///
+/// Created on the caller's task, then owned by the engine thread: every mutable property below
+/// is touched only on that thread, from `configure` to `finish`. The continuation is set
+/// before the transfer is handed to the engine and resumed exactly once, by the engine.
+final class CurlTransfer: @unchecked Sendable {
+    let request: TransportRequest
+    var continuation: CheckedContinuation<Response, any Error>?
+    /// Set on the engine thread when a cancel arrives before the start.
+    var cancelledBeforeStart = false
+
+    private(set) var easy: UnsafeMutableRawPointer?
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    private var statusCode = 0
+    private var headers = HTTPHeaders()
+    private var body = Data()
+    private var abort: AbortReason?
+    private var downloadDescriptor: Int32 = -1
+    private var downloadedBytes: Int64 = 0
+    private var lastReportedProgress: Int64 = -1
+    private var uploadedBytes: curl_off_t = 0
+    /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
+    /// are not stalled, only waiting.
+    var connected = false
+    /// Bumped whenever bytes move; the engine's stall check compares it over time.
+    var activity = 0
+    /// When `activity` last changed, as seen by the stall check.
+    var lastActivityCount = -1
+    var lastActivityTime = ContinuousClock.now
+
+    enum AbortReason {
+        case tooLarge
+        case file(String)
+    }
+
+    init(request: TransportRequest) {
+        self.request = request
+        errorBuffer = .allocate(capacity: wattle_curl_error_size)
+        errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        if downloadDescriptor >= 0 { close(downloadDescriptor) }
+        errorBuffer.deallocate()
+    }
+
+    // MARK: Setup (engine thread)
+
+    /// Sets every option of this exchange on a clean easy handle.
+    func configure(_ easy: UnsafeMutableRawPointer, engine: CurlEngine.Settings) -> WattleError? {
+        self.easy = easy
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        var failed: (String, CURLcode)?
+        func check(_ code: CURLcode, _ what: String) {
+            if code != CURLE_OK, failed == nil { failed = (what, code) }
+        }
+
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "ACCEPT_ENCODING")
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP_KEEPALIVE")
+        check(wattle_curl_easy_setopt_share(easy, engine.share), "SHARE")
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, engine.httpVersion), "HTTP_VERSION")
+        if engine.multiplexing {
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
+        }
+        if let proxy = engine.proxy {
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROXY, proxy), "PROXY")
+        }
+        if let resolve = engine.resolveList {
+            check(wattle_curl_easy_setopt_slist(easy, CURLOPT_RESOLVE, resolve), "RESOLVE")
+        }
+
+        // Timeouts.
+        check(
+            wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(request.timeouts.connect))),
+            "CONNECTTIMEOUT_MS")
+        if let total = request.timeouts.total {
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Self.milliseconds(total))), "TIMEOUT_MS")
+        }
+        // The stall timeout is Wattle's own (see `StallWatch`): curl's low-speed check
+        // averages over a 5-second window, so it fired seconds late.
+        if let limit = request.maximumResponseSize, request.download == nil {
+            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), "MAXFILESIZE")
+        }
+
+        // Method and body.
+        let method = request.method.rawValue
+        if let body = request.body {
+            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
+            body.withUnsafeBytes { bytes in
+                // COPYPOSTFIELDS copies, so the Data need not outlive this call.
+                let pointer = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
+                check(
+                    wattle_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)),
+                    "COPYPOSTFIELDS")
+            }
+            if method != "POST" {
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
+            }
+        } else {
+            switch method {
+            case "GET": check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+            case "HEAD": check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
+            case "POST":
+                check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0), "POSTFIELDSIZE")
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_COPYPOSTFIELDS, ""), "COPYPOSTFIELDS")
+            default:
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
+            }
+        }
+
+        // Headers: ours, then curl's defaults switched off where we decide.
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) { list = curl_slist_append(list, line) }
+        for field in request.headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if !request.headers.contains("Expect") { append("Expect:") }
+        if !request.headers.contains("Accept") { append("Accept: */*") }
+        if request.body != nil, !request.headers.contains("Content-Type") { append("Content-Type:") }
+        headerList = list
+        check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+
+        // Callbacks.
+        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_WRITEFUNCTION, Self.writeCallback), "WRITEFUNCTION")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "WRITEDATA")
+        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback), "HEADERFUNCTION")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
+        if request.timeouts.stall != nil {
+            check(wattle_curl_easy_setopt_prereq_function(easy, Self.prerequestCallback), "PREREQFUNCTION")
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me), "PREREQDATA")
+        }
+        let watchUploads = request.timeouts.stall != nil && (request.body?.count ?? 0) > 65_536
+        if request.download?.progress != nil || watchUploads {
+            check(wattle_curl_easy_setopt_xferinfo_function(easy, Self.progressCallback), "XFERINFOFUNCTION")
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me), "XFERINFODATA")
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
+        }
+
+        if let (what, code) = failed {
+            return .transport(code: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
+        }
+        return nil
+    }
+
+    // MARK: Callbacks (engine thread, inside curl_multi_perform)
+
+    private static let writeCallback: wattle_curl_data_callback = { data, size, count, userdata in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+    }
+
+    private static let headerCallback: wattle_curl_data_callback = { data, size, count, userdata in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
+        return size * count
+    }
+
+    private static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
+        guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        transfer.connected = true
+        transfer.activity &+= 1
+        return Int32(CURL_PREREQFUNC_OK)
+    }
+
+    private static let progressCallback: wattle_curl_xferinfo_callback = { userdata, downloadTotal, _, _, uploadNow in
+        guard let userdata else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        if uploadNow != transfer.uploadedBytes {
+            transfer.uploadedBytes = uploadNow
+            transfer.activity &+= 1
+        }
+        transfer.reportProgress(expected: Int64(downloadTotal))
+        return 0
+    }
+
+    private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
+        activity &+= 1
+        if let status = HeaderLineParser.statusCode(bytes) {
+            // A new response (after 100 Continue or a proxy's CONNECT): start over.
+            statusCode = status
+            headers = HTTPHeaders()
+            return
+        }
+        guard let field = HeaderLineParser.field(bytes) else {
+            if let continuation = HeaderLineParser.continuation(bytes), headers.count > 0 {
+                var fields = headers.fields
+                fields[fields.count - 1].value += " " + continuation
+                headers = HTTPHeaders(fields)
+            }
+            return
+        }
+        headers.add(name: field.name, value: field.value)
+        if request.download == nil, field.name.caseInsensitiveEquals("Content-Length"),
+            let length = Int(field.value), length > 0
+        {
+            body.reserveCapacity(min(length, request.maximumResponseSize ?? length))
+        }
+    }
+
+    private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        activity &+= 1
+        if let download = request.download, (200..<300).contains(statusCode) {
+            if downloadDescriptor < 0, !openDownload(download.file) { return 0 }
+            var offset = 0
+            while offset < bytes.count {
+                let written = write(downloadDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    abort = .file(String(cString: strerror(errno)))
+                    return 0
+                }
+                offset += written
+            }
+            downloadedBytes += Int64(bytes.count)
+            return bytes.count
+        }
+        if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
+            abort = .tooLarge
+            return 0
+        }
+        body.append(contentsOf: bytes)
+        return bytes.count
+    }
+
+    private func openDownload(_ file: URL) -> Bool {
+        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if descriptor < 0 {
+            abort = .file(String(cString: strerror(errno)))
+            return false
+        }
+        downloadDescriptor = descriptor
+        return true
+    }
+
+    private func reportProgress(expected: Int64) {
+        guard let progress = request.download?.progress, (200..<300).contains(statusCode),
+            downloadedBytes != lastReportedProgress
+        else { return }
+        lastReportedProgress = downloadedBytes
+        progress(DownloadProgress(receivedBytes: downloadedBytes, expectedBytes: expected > 0 ? expected : nil))
+    }
+
+    // MARK: Completion (engine thread)
+
+    /// The outcome, once curl reports the transfer done with `code`.
+    func finish(code: CURLcode) -> Result<Response, WattleError> {
+        guard let easy else { return .failure(.transport(code: -1, message: "transfer was never started")) }
+        if code != CURLE_OK { return .failure(error(for: code, easy: easy)) }
+        var status = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        if status != 0 { statusCode = status }
+        var fileURL: URL?
+        if let download = request.download, (200..<300).contains(statusCode) {
+            if downloadDescriptor < 0, !openDownload(download.file) {
+                return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
+            }
+            if fsync(downloadDescriptor) != 0 || close(downloadDescriptor) != 0 {
+                downloadDescriptor = -1
+                return .failure(.fileError(path: download.file.path, reason: String(cString: strerror(errno))))
+            }
+            downloadDescriptor = -1
+            reportProgress(expected: downloadedBytes)
+            fileURL = download.file
+        }
+        let response = Response(
+            statusCode: statusCode, headers: headers, data: body, url: request.url, method: request.method,
+            fileURL: fileURL, metrics: metrics(easy))
+        return .success(response)
+    }
+
+    private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {
+        func time(_ info: CURLINFO) -> Duration {
+            var value: curl_off_t = 0
+            _ = wattle_curl_easy_getinfo_off_t(easy, info, &value)
+            return .microseconds(value)
+        }
+        func size(_ info: CURLINFO) -> Int64 {
+            var value: curl_off_t = 0
+            _ = wattle_curl_easy_getinfo_off_t(easy, info, &value)
+            return Int64(value)
+        }
+        var metrics = ResponseMetrics()
+        metrics.nameLookup = time(CURLINFO_NAMELOOKUP_TIME_T)
+        metrics.connect = time(CURLINFO_CONNECT_TIME_T)
+        metrics.tlsHandshake = time(CURLINFO_APPCONNECT_TIME_T)
+        metrics.firstByte = time(CURLINFO_STARTTRANSFER_TIME_T)
+        metrics.total = time(CURLINFO_TOTAL_TIME_T)
+        metrics.bytesSent = size(CURLINFO_SIZE_UPLOAD_T)
+        metrics.bytesReceived = request.download != nil && downloadedBytes > 0 ? downloadedBytes : Int64(body.count)
+        var version = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        switch version {
+        case CURL_HTTP_VERSION_1_0: metrics.httpVersion = "1.0"
+        case CURL_HTTP_VERSION_1_1: metrics.httpVersion = "1.1"
+        case CURL_HTTP_VERSION_2_0: metrics.httpVersion = "2"
+        case CURL_HTTP_VERSION_3: metrics.httpVersion = "3"
+        default: metrics.httpVersion = ""
+        }
+        var connects = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
+        metrics.reusedConnection = connects == 0
+        var ip: UnsafePointer<CChar>?
+        if wattle_curl_easy_getinfo_string(easy, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK, let ip {
+            metrics.remoteAddress = String(cString: ip)
+        }
+        var port = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_PRIMARY_PORT, &port)
+        metrics.remotePort = port
+        return metrics
+    }
+
+    /// Maps a curl failure to a ``WattleError`` with its context.
+    private func error(for code: CURLcode, easy: UnsafeMutableRawPointer) -> WattleError {
+        let message = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let host = request.url.host ?? ""
+        let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+        switch code {
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .cannotResolveHost(code == CURLE_COULDNT_RESOLVE_PROXY ? "proxy for \(host)" : host)
+        case CURLE_COULDNT_CONNECT:
+            var osError = 0
+            _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
+            let reason = osError != 0 ? String(cString: strerror(Int32(osError))).lowercased() : Self.connectReason(message)
+            return .cannotConnect(host: host, port: port, reason: reason)
+        case CURLE_OPERATION_TIMEDOUT:
+            return timeoutError(message: message, easy: easy)
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return .untrustedCertificate(host: host, reason: Self.certificateReason(message))
+        case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return .pinMismatch(host: host)
+        case CURLE_FILESIZE_EXCEEDED:
+            return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
+        case CURLE_WRITE_ERROR:
+            switch abort {
+            case .tooLarge: return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
+            case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
+            case nil: return .transport(code: Int(code.rawValue), message: message)
+            }
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,
+            CURLE_HTTP2:
+            return .connectionLost(host: host, reason: message)
+        case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
+            return .invalidURL(request.url.absoluteString, reason: message)
+        default:
+            return .transport(code: Int(code.rawValue), message: message)
+        }
+    }
+
+    private func timeoutError(message: String, easy: UnsafeMutableRawPointer) -> WattleError {
+        let lower = message.lowercased()
+        var connected: curl_off_t = 0
+        var handshaken: curl_off_t = 0
+        _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connected)
+        _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_APPCONNECT_TIME_T, &handshaken)
+        let isTLS = request.url.scheme?.lowercased() == "https"
+        if lower.contains("connection timed out") || lower.contains("resolving timed out")
+            || lower.contains("ssl connection timeout") || connected == 0 || (isTLS && handshaken == 0)
+        {
+            return .timedOut(phase: .connect, after: request.timeouts.connect, url: request.url)
+        }
+        return .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
+    }
+
+    /// "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server" → the part
+    /// after the last colon, which says why.
+    static func connectReason(_ message: String) -> String {
+        if message.contains("Connection refused") { return "connection refused" }
+        guard let colon = message.lastIndex(of: ":") else { return message }
+        return message[message.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// "SSL certificate problem: self-signed certificate" → "self-signed certificate";
+    /// "SSL: no alternative certificate subject name matches target host name 'x'" → "hostname mismatch (...)".
+    static func certificateReason(_ message: String) -> String {
+        if message.contains("subject name") || message.contains("does not match target host") {
+            return "hostname mismatch: \(message)"
+        }
+        if let range = message.range(of: "SSL certificate problem: ") {
+            return String(message[range.upperBound...])
+        }
+        return message
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int {
+        let (seconds, attoseconds) = duration.components
+        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+    }
+
+    /// Whether no byte has moved for the stall timeout, as of `now` (engine thread).
+    func hasStalled(now: ContinuousClock.Instant) -> Bool {
+        guard let stall = request.timeouts.stall, connected else { return false }
+        if activity != lastActivityCount {
+            lastActivityCount = activity
+            lastActivityTime = now
+            return false
+        }
+        return now - lastActivityTime >= stall
+    }
+
+    /// Removes a partly written download after a failure.
+    func discardPartialDownload() {
+        if downloadDescriptor >= 0 {
+            close(downloadDescriptor)
+            downloadDescriptor = -1
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// The default ``Transport``: Wattle's libcurl engine.
+final class CurlTransport: Transport {
+    private let engine: CurlEngine
+
+    init(configuration: Configuration) {
+        engine = CurlEngine(configuration: configuration)
+    }
+
+    deinit { engine.shutdown() }
+
+    func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
+        if Task.isCancelled { throw .cancelled }
+        let transfer = CurlTransfer(request: request)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    transfer.continuation = continuation
+                    engine.start(transfer)
+                }
+            } onCancel: {
+                engine.cancel(transfer)
+            }
+        } catch let error as WattleError {
+            throw error
+        } catch {
+            throw .transport(code: -1, message: "\(error)")
+        }
+    }
+}

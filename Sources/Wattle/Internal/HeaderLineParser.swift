@@ -1,0 +1,54 @@
+/// Parses the raw header lines libcurl hands to `CURLOPT_HEADERFUNCTION`.
+enum HeaderLineParser {
+    /// The status code of a status line (`HTTP/1.1 200 OK`, `HTTP/2 404`), or nil.
+    static func statusCode(_ line: UnsafeRawBufferPointer) -> Int? {
+        guard line.count >= 10, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"),
+            line[2] == UInt8(ascii: "T"), line[3] == UInt8(ascii: "P"), line[4] == UInt8(ascii: "/")
+        else { return nil }
+        guard let space = line.firstIndex(of: UInt8(ascii: " ")) else { return nil }
+        var code = 0
+        var digits = 0
+        var index = space + 1
+        while index < line.count, digits < 3, line[index] >= 48, line[index] <= 57 {
+            code = code * 10 + Int(line[index] - 48)
+            digits += 1
+            index += 1
+        }
+        return digits == 3 ? code : nil
+    }
+
+    /// `Name: value` with surrounding whitespace and the line ending trimmed, or nil for the
+    /// blank line, a continuation line or a line without a colon.
+    static func field(_ line: UnsafeRawBufferPointer) -> (name: String, value: String)? {
+        guard let first = line.first, first != UInt8(ascii: " "), first != UInt8(ascii: "\t"),
+            let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0
+        else { return nil }
+        let name = String(decoding: UnsafeRawBufferPointer(rebasing: line[..<colon]), as: UTF8.self)
+        var start = colon + 1
+        var end = line.count
+        while end > start, isWhitespaceOrNewline(line[end - 1]) { end -= 1 }
+        while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
+        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+        return (name, value)
+    }
+
+    /// The text of an obsolete folded continuation line (starting with space or tab), or nil.
+    static func continuation(_ line: UnsafeRawBufferPointer) -> String? {
+        guard let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") else { return nil }
+        let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
+        return text.isEmpty ? nil : text
+    }
+
+    private static func isWhitespaceOrNewline(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n")
+    }
+}
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var scalars = Substring(self)
+        while let first = scalars.first, first.isWhitespace { scalars = scalars.dropFirst() }
+        while let last = scalars.last, last.isWhitespace { scalars = scalars.dropLast() }
+        return String(scalars)
+    }
+}

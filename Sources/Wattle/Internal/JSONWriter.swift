@@ -1,0 +1,85 @@
+import Foundation
+
+/// Writes `Parameters` as a JSON object, keeping the order of the pairs.
+///
+/// Foundation's `JSONSerialization` takes `Any`, loses order and bridges Swift values through
+/// `NSNumber` differently across platforms; this small writer has one behaviour everywhere.
+enum JSONWriter {
+    static func object(_ parameters: Parameters) throws(WattleError) -> Data {
+        var output = ""
+        try write(parameters, into: &output, path: "")
+        return Data(output.utf8)
+    }
+
+    private static func write(_ parameters: Parameters, into output: inout String, path: String) throws(WattleError) {
+        output += "{"
+        for (index, item) in parameters.items.enumerated() {
+            if index > 0 { output += "," }
+            writeString(item.name, into: &output)
+            output += ":"
+            try write(value: item.value, into: &output, path: path.isEmpty ? item.name : "\(path).\(item.name)")
+        }
+        output += "}"
+    }
+
+    private static func write(value: Any, into output: inout String, path: String) throws(WattleError) {
+        if Parameters.isNil(value) {
+            output += "null"
+            return
+        }
+        switch value {
+        case let nested as Parameters:
+            try write(nested, into: &output, path: path)
+        case let dictionary as [String: any Sendable]:
+            try write(Parameters(dictionary), into: &output, path: path)
+        case let array as [any Sendable]:
+            output += "["
+            for (index, element) in array.enumerated() {
+                if index > 0 { output += "," }
+                try write(value: element, into: &output, path: "\(path)[\(index)]")
+            }
+            output += "]"
+        case let string as String:
+            writeString(string, into: &output)
+        case let bool as Bool:
+            output += bool ? "true" : "false"
+        case let number as any BinaryInteger:
+            output += "\(number)"
+        case let number as Double:
+            guard number.isFinite else { throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number") }
+            output += "\(number)"
+        case let number as Float:
+            guard number.isFinite else { throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number") }
+            output += "\(number)"
+        case let number as Decimal:
+            output += "\(number)"
+        default:
+            guard let string = Parameters.scalarString(value) else {
+                throw .invalidRequest(
+                    reason: "the JSON field \"\(path)\" has a value of type \(type(of: value)); use an Encodable body for custom types")
+            }
+            writeString(string, into: &output)
+        }
+    }
+
+    static func writeString(_ string: String, into output: inout String) {
+        output += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        output += "\""
+    }
+}

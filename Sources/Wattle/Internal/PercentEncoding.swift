@@ -1,0 +1,55 @@
+/// RFC 3986 percent-encoding.
+enum PercentEncoding {
+    /// Encodes everything but the unreserved characters (`A-Z a-z 0-9 - . _ ~`), byte by byte
+    /// of the UTF-8 form, as RFC 3986 section 2.3 recommends for query names and values.
+    static func encodeUnreserved(_ string: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            if isUnreserved(byte) {
+                bytes.append(byte)
+            } else {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Encodes only what may not appear in a URL as it stands: controls, space, non-ASCII and
+    /// `"<>\^`{|}`. Used for endpoint paths, so `/` and existing `%XX` are kept.
+    static func encodeForURL(_ string: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(string.utf8.count)
+        for byte in string.utf8 {
+            if byte <= 0x20 || byte >= 0x7F || "\"<>\\^`{|}".utf8.contains(byte) {
+                bytes.append(UInt8(ascii: "%"))
+                bytes.append(hexDigit(byte >> 4))
+                bytes.append(hexDigit(byte & 0x0F))
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `name=value&...` with both sides encoded.
+    static func query(_ pairs: [(String, String)]) -> String {
+        pairs.map { "\(encodeUnreserved($0.0))=\(encodeUnreserved($0.1))" }.joined(separator: "&")
+    }
+
+    static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"),
+            UInt8(ascii: "~"):
+            true
+        default: false
+        }
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "A") + value - 10
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// Keeps credentials out of logs, descriptions and error messages.
+enum Redaction {
+    /// Header names whose values are credentials.
+    static let sensitiveHeaderNames: Set<String> = [
+        "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token",
+        "x-access-token", "x-csrf-token", "api-key",
+    ]
+
+    /// Whether a header carries a credential (by name).
+    static func isSensitiveHeader(_ name: String) -> Bool {
+        sensitiveHeaderNames.contains(name.lowercased())
+    }
+
+    /// Whether a query parameter or JSON field name looks like it carries a credential.
+    static func isSensitiveName(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return ["token", "password", "passwd", "secret", "key", "signature", "auth", "session", "code"]
+            .contains { lower.contains($0) }
+    }
+
+    /// The URL with user-info removed and the values of credential-looking query parameters
+    /// replaced by `<redacted>`.
+    static func url(_ string: String) -> String {
+        guard var components = URLComponents(string: string) else { return escaped(string) }
+        if components.user != nil || components.password != nil {
+            components.user = nil
+            components.password = nil
+        }
+        if let items = components.percentEncodedQueryItems {
+            components.percentEncodedQueryItems = items.map { item in
+                isSensitiveName(item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "<redacted>") : item
+            }
+        }
+        return components.string ?? escaped(string)
+    }
+
+    /// The first `limit` characters of a body, with the string values of credential-looking
+    /// JSON fields replaced by `<redacted>`.
+    static func bodyPrefix(_ data: Data, limit: Int = 120) -> String {
+        let text = String(decoding: data.prefix(4096), as: UTF8.self)
+        let redacted = redactJSONSecrets(text)
+        let prefix = String(redacted.prefix(limit))
+        return escaped(prefix) + (redacted.count > limit || data.count > 4096 ? "…" : "")
+    }
+
+    /// Replaces `"name": "value"` where `name` looks sensitive.
+    static func redactJSONSecrets(_ text: String) -> String {
+        var output = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            guard text[index] == "\"", let keyEnd = closingQuote(in: text, from: index) else {
+                output.append(text[index])
+                index = text.index(after: index)
+                continue
+            }
+            let key = String(text[text.index(after: index)..<keyEnd])
+            output += text[index...keyEnd]
+            index = text.index(after: keyEnd)
+            // Skip whitespace and a colon.
+            var probe = index
+            while probe < text.endIndex, text[probe].isWhitespace { probe = text.index(after: probe) }
+            guard probe < text.endIndex, text[probe] == ":", isSensitiveName(key) else { continue }
+            output += text[index...probe]
+            probe = text.index(after: probe)
+            while probe < text.endIndex, text[probe].isWhitespace {
+                output.append(text[probe])
+                probe = text.index(after: probe)
+            }
+            if probe < text.endIndex, text[probe] == "\"" {
+                output += "\"<redacted>\""
+                index = (closingQuote(in: text, from: probe)).map { text.index(after: $0) } ?? text.endIndex
+            } else {
+                index = probe
+            }
+        }
+        return output
+    }
+
+    private static func closingQuote(in text: String, from start: String.Index) -> String.Index? {
+        var index = text.index(after: start)
+        while index < text.endIndex {
+            if text[index] == "\\" {
+                index = text.index(after: index)
+                if index < text.endIndex { index = text.index(after: index) }
+                continue
+            }
+            if text[index] == "\"" { return index }
+            index = text.index(after: index)
+        }
+        return nil
+    }
+
+    /// Control characters made visible (`\r`, `\n`, `\0`, `\u{..}`).
+    static func escaped(_ string: String) -> String {
+        var result = ""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\r": result += "\\r"
+            case "\n": result += "\\n"
+            case "\0": result += "\\0"
+            case "\t": result += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    result += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result
+    }
+
+    /// A byte named for an error message.
+    static func describe(byte: UInt8) -> String {
+        switch byte {
+        case 0x0D: "CR (\\r)"
+        case 0x0A: "LF (\\n)"
+        case 0x00: "NUL (\\0)"
+        case 0x20: "a space"
+        case 0x3A: "a colon"
+        default: byte < 0x20 || byte >= 0x7F ? "byte 0x\(String(byte, radix: 16))" : "\"\(Character(UnicodeScalar(byte)))\""
+        }
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// Wattle's own redirect handling: trust and credentials are decided again for every hop.
+enum RedirectFollower {
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// Header names never carried to another origin.
+    static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
+
+    /// The next hop's request, or nil when `response` is not a redirect to follow.
+    static func nextRequest(
+        after response: Response, for request: TransportRequest, configuration: Configuration, hops: Int,
+        originalURL: URL
+    ) throws(WattleError) -> TransportRequest? {
+        guard redirectStatuses.contains(response.statusCode), let location = response.headers["Location"],
+            configuration.redirects.maximumHops > 0
+        else { return nil }
+        guard hops < configuration.redirects.maximumHops else {
+            throw .tooManyRedirects(limit: configuration.redirects.maximumHops, url: originalURL)
+        }
+        let encoded = PercentEncoding.encodeForURL(location.trimmingWhitespace())
+        guard let target = URL(string: encoded, relativeTo: request.url)?.absoluteURL else {
+            throw .invalidURL(Redaction.escaped(location), reason: "the redirect Location is not a valid URL")
+        }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = target.host, !host.isEmpty
+        else {
+            throw .invalidURL(
+                Redaction.escaped(location), reason: "refusing to follow a redirect to a non-HTTP(S) URL")
+        }
+        var next = request
+        next.url = target
+        // 301/302 after POST and 303 after anything but HEAD become GET without a body, as
+        // browsers do; 307 and 308 keep the method and body.
+        let status = response.statusCode
+        if (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post) {
+            next.method = .get
+            next.body = nil
+            next.headers.remove("Content-Type")
+            next.headers.remove("Content-Length")
+        }
+        if Origin(request.url) != Origin(target) {
+            for field in next.headers where
+                credentialHeaders.contains(field.name.lowercased()) || configuration.isSensitiveHeader(field.name)
+            {
+                next.headers.remove(field.name)
+            }
+        }
+        return next
+    }
+}
+
+/// Scheme, host and port: what two URLs must share to be the same origin (RFC 6454).
+struct Origin: Hashable, Sendable, CustomStringConvertible {
+    let scheme: String
+    let host: String
+    let port: Int
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased() ?? ""
+        host = url.host?.lowercased() ?? ""
+        port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
+    }
+
+    var description: String { "\(scheme)://\(host):\(port)" }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// Ordered name/value pairs, used as query parameters, a JSON object or a form body.
+///
+/// A dictionary literal keeps its order, so `["q": "swift", "page": 2]` is sent as
+/// `?q=swift&page=2`. Values may be `String`, `Bool`, any integer or floating-point type,
+/// `Decimal`, `URL`, `Date` (ISO 8601), `nil`, arrays of these, and (in JSON bodies) nested
+/// `Parameters` or `[String: any Sendable]`. In a query, `nil` is left out and an array
+/// repeats its name (`tag=a&tag=b`).
+public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
+    /// The pairs in order.
+    public var items: [(name: String, value: any Sendable)]
+
+    /// Creates parameters from a literal, keeping its order.
+    public init(dictionaryLiteral elements: (String, any Sendable)...) {
+        items = elements.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// Creates parameters from ordered pairs.
+    public init(_ pairs: [(String, any Sendable)]) {
+        items = pairs.map { (name: $0.0, value: $0.1) }
+    }
+
+    /// Creates parameters from a dictionary, sorted by name so the result is deterministic.
+    public init(_ dictionary: [String: any Sendable]) {
+        items = dictionary.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+    }
+
+    /// Whether there are no pairs.
+    public var isEmpty: Bool { items.isEmpty }
+
+    /// Appends a pair.
+    public mutating func append(_ name: String, _ value: any Sendable) { items.append((name: name, value: value)) }
+
+    /// The pairs flattened to strings for a query or a form: `nil` dropped, arrays repeated.
+    func flattened() throws(WattleError) -> [(String, String)] {
+        var result: [(String, String)] = []
+        for (name, value) in items {
+            try Self.flatten(name: name, value: value, into: &result)
+        }
+        return result
+    }
+
+    private static func flatten(name: String, value: any Sendable, into result: inout [(String, String)])
+        throws(WattleError)
+    {
+        if let array = value as? [any Sendable] {
+            for element in array { try flatten(name: name, value: element, into: &result) }
+            return
+        }
+        if isNil(value) { return }
+        guard let string = scalarString(value) else {
+            throw .invalidRequest(
+                reason: "the parameter \"\(name)\" has a value of type \(type(of: value)), which cannot be put in a query or form")
+        }
+        result.append((name, string))
+    }
+
+    /// The text form of a scalar parameter value, or nil for a non-scalar.
+    static func scalarString(_ value: Any) -> String? {
+        switch value {
+        case let value as String: value
+        case let value as Substring: String(value)
+        case let value as Bool: value ? "true" : "false"
+        case let value as any BinaryInteger: "\(value)"
+        case let value as Double: value.isFinite ? "\(value)" : nil
+        case let value as Float: value.isFinite ? "\(value)" : nil
+        case let value as Decimal: "\(value)"
+        case let value as URL: value.absoluteString
+        case let value as Date: value.formatted(.iso8601)
+        case let value as UUID: value.uuidString
+        default: nil
+        }
+    }
+
+    /// Whether a value is `nil` wrapped in `Any`, or `NSNull`.
+    static func isNil(_ value: Any) -> Bool {
+        if value is NSNull { return true }
+        let mirror = Mirror(reflecting: value)
+        return mirror.displayStyle == .optional && mirror.children.isEmpty
+    }
+}

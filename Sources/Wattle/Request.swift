@@ -1,0 +1,53 @@
+public import Foundation
+
+/// A request to send: an endpoint, a method, query parameters, headers, a body and a timeout.
+///
+/// The endpoint resolves against ``Configuration/baseURL``: with a base of
+/// `https://api.example.com/v1/`, `"users"` and `"/users"` both mean
+/// `https://api.example.com/v1/users`. An absolute `http`/`https` URL stands as it is.
+///
+/// ```swift
+/// var request = Request("users", method: .get, query: ["q": "ada lovelace", "page": 2])
+/// request.headers["Accept-Language"] = "en"
+/// request.timeout = .seconds(5)
+/// let response = try await session.send(request)
+/// ```
+public struct Request: Sendable, CustomStringConvertible {
+    /// The endpoint: a path relative to the base URL, or an absolute URL.
+    public var endpoint: String
+    /// The method.
+    public var method: HTTPMethod
+    /// Query parameters, appended in order after any query already in the endpoint.
+    public var query: Parameters
+    /// Headers for this request; they replace same-named ``Configuration/defaultHeaders``.
+    public var headers: HTTPHeaders
+    /// The body.
+    public var body: RequestBody
+    /// The total timeout for this request, replacing ``Timeouts/total``.
+    public var timeout: Duration?
+
+    /// Creates a request.
+    public init(
+        _ endpoint: String,
+        method: HTTPMethod = .get,
+        query: Parameters = [:],
+        headers: HTTPHeaders = [:],
+        body: RequestBody = .none,
+        timeout: Duration? = nil
+    ) {
+        self.endpoint = endpoint
+        self.method = method
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+    }
+
+    /// `METHOD endpoint`, with credential-looking query values redacted.
+    public var description: String { "\(method) \(Redaction.url(endpoint))" }
+
+    /// The absolute URL of this request against a base URL.
+    public func url(relativeTo baseURL: URL?) throws(WattleError) -> URL {
+        try EndpointResolver.resolve(endpoint, query: query, baseURL: baseURL)
+    }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// The body of a request, already encoded, with its content type.
+///
+/// ```swift
+/// let body = RequestBody.json(NewUser(name: "Ada"))            // any Encodable
+/// let body = RequestBody.json(["name": "Ada", "admin": false])  // ordered JSON object
+/// let body = RequestBody.form(["grant_type": "refresh_token"])
+/// let body = RequestBody.data(bytes, contentType: "image/png")
+/// ```
+public struct RequestBody: Sendable {
+    /// The encoded bytes (empty for ``none``).
+    public var data: Data
+    /// The `Content-Type` sent with the body, unless the request sets its own.
+    public var contentType: String?
+    /// A JSON object from parameters that could not be encoded; reported when sent.
+    var deferredError: WattleError?
+
+    /// No body.
+    public static let none = RequestBody(data: Data(), contentType: nil)
+
+    /// Creates a body from bytes and a content type.
+    public init(data: Data, contentType: String?) {
+        self.data = data
+        self.contentType = contentType
+    }
+
+    /// Raw bytes, `application/octet-stream` unless another type is given.
+    public static func data(_ data: Data, contentType: String = "application/octet-stream") -> RequestBody {
+        RequestBody(data: data, contentType: contentType)
+    }
+
+    /// A JSON object from ordered parameters (see ``Parameters`` for the value types). A value
+    /// that cannot be written as JSON makes sending fail with ``WattleError/invalidRequest(reason:)``.
+    public static func json(_ parameters: Parameters) -> RequestBody {
+        do {
+            return RequestBody(data: try JSONWriter.object(parameters), contentType: "application/json")
+        } catch {
+            var body = RequestBody(data: Data(), contentType: "application/json")
+            body.deferredError = error
+            return body
+        }
+    }
+
+    /// Any `Encodable` value as JSON, with the given encoder. A value the encoder rejects
+    /// makes sending fail with ``WattleError/invalidRequest(reason:)``.
+    ///
+    /// A dictionary literal goes to ``json(_:)-(Parameters)`` instead, which keeps its order.
+    @_disfavoredOverload
+    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
+        do {
+            return RequestBody(data: try encoder.encode(value), contentType: "application/json")
+        } catch {
+            var body = RequestBody(data: Data(), contentType: "application/json")
+            body.deferredError = .invalidRequest(reason: "cannot encode \(Value.self) as JSON: \(error)")
+            return body
+        }
+    }
+
+    /// An `application/x-www-form-urlencoded` body, names and values percent-encoded per RFC 3986.
+    public static func form(_ parameters: Parameters) -> RequestBody {
+        do {
+            let text = PercentEncoding.query(try parameters.flattened())
+            return RequestBody(data: Data(text.utf8), contentType: "application/x-www-form-urlencoded")
+        } catch {
+            var body = RequestBody(data: Data(), contentType: "application/x-www-form-urlencoded")
+            body.deferredError = error
+            return body
+        }
+    }
+
+    /// A UTF-8 text body, `text/plain; charset=utf-8` unless another type is given.
+    public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> RequestBody {
+        RequestBody(data: Data(text.utf8), contentType: contentType)
+    }
+
+    /// Whether this is ``none``.
+    var isNone: Bool { data.isEmpty && contentType == nil && deferredError == nil }
+}

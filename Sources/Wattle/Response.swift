@@ -1,0 +1,131 @@
+public import Foundation
+
+/// What a server answered: status, headers, body, the final URL and metrics.
+///
+/// ```swift
+/// let response = try await "users".get(parameters: ["page": 1])
+/// response.statusCode          // 200
+/// response.headers["content-type"]
+/// let users = try response.decode([User].self)
+/// ```
+///
+/// In the completion-handler forms a failed request still delivers a `Response`, with
+/// ``error`` set (and ``statusCode`` 0 when the server never answered).
+public struct Response: Sendable, CustomStringConvertible {
+    /// The HTTP status code, or 0 when no response was received.
+    public var statusCode: Int
+    /// The response headers (of the final response, after redirects).
+    public var headers: HTTPHeaders
+    /// The body, after content decoding (empty for downloads, whose body is in ``fileURL``).
+    public var data: Data
+    /// The URL of the final response, after redirects.
+    public var url: URL
+    /// The method of the final request.
+    public var method: HTTPMethod
+    /// Where a download was saved, for ``Session/download(_:to:progress:)``.
+    public var fileURL: URL?
+    /// The failure, in the completion-handler forms; `nil` on success.
+    public var error: WattleError?
+    /// Timings, sizes, HTTP version and connection reuse.
+    public var metrics: ResponseMetrics
+
+    /// Creates a response (for transports and stubs).
+    public init(
+        statusCode: Int,
+        headers: HTTPHeaders = [:],
+        data: Data = Data(),
+        url: URL,
+        method: HTTPMethod = .get,
+        fileURL: URL? = nil,
+        error: WattleError? = nil,
+        metrics: ResponseMetrics = ResponseMetrics()
+    ) {
+        self.statusCode = statusCode
+        self.headers = headers
+        self.data = data
+        self.url = url
+        self.method = method
+        self.fileURL = fileURL
+        self.error = error
+        self.metrics = metrics
+    }
+
+    /// Whether the status is in `200..<300` and there is no error.
+    public var isSuccess: Bool { error == nil && (200..<300).contains(statusCode) }
+
+    /// The body as text, decoded with the charset of `Content-Type` (UTF-8 by default), or
+    /// `nil` if it is not valid in that charset.
+    public var string: String? {
+        let charset = headers["Content-Type"].flatMap(Self.charset(of:))
+        switch charset {
+        case "iso-8859-1", "latin1", "us-ascii", "ascii":
+            return String(data: data, encoding: .isoLatin1)
+        case "utf-16":
+            return String(data: data, encoding: .utf16)
+        default:
+            return String(validating: data, as: UTF8.self)
+        }
+    }
+
+    /// The body parsed as JSON (`[String: Any]`, `[Any]`, `String`, `NSNumber` or `NSNull`).
+    ///
+    /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the body is not JSON.
+    public func json() throws(WattleError) -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw .decoding(type: "JSON", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
+        }
+    }
+
+    /// The body decoded as `type` with the given decoder.
+    ///
+    /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` naming the type, the
+    ///   decoder's reason (with the coding path) and the start of the body.
+    public func decode<Value: Decodable>(_ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder())
+        throws(WattleError) -> Value
+    {
+        do {
+            return try decoder.decode(Value.self, from: data)
+        } catch {
+            throw .decoding(type: "\(Value.self)", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
+        }
+    }
+
+    /// `200 GET https://host/path (1234 bytes)`: no headers, no body, credentials redacted.
+    public var description: String {
+        var text = "\(statusCode) \(method) \(Redaction.url(url.absoluteString)) (\(data.count) bytes)"
+        if let error { text += " error: \(error)" }
+        return text
+    }
+
+    static func charset(of contentType: String) -> String? {
+        for part in contentType.split(separator: ";").dropFirst() {
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            if pair.count == 2, pair[0].lowercased() == "charset" {
+                return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+            }
+        }
+        return nil
+    }
+
+    static func describe(_ error: any Error) -> String {
+        guard let decodingError = error as? DecodingError else { return "\(error)" }
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+            return path.isEmpty ? "at the top level" : "at \(path)"
+        }
+        switch decodingError {
+        case .typeMismatch(let type, let context):
+            return "expected \(type) \(path(context)): \(context.debugDescription)"
+        case .valueNotFound(let type, let context):
+            return "missing \(type) value \(path(context))"
+        case .keyNotFound(let key, let context):
+            return "missing key \"\(key.stringValue)\" \(path(context))"
+        case .dataCorrupted(let context):
+            return "corrupted data \(path(context)): \(context.debugDescription)"
+        @unknown default:
+            return "\(decodingError)"
+        }
+    }
+}

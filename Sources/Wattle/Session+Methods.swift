@@ -1,0 +1,140 @@
+public import Foundation
+
+extension Session {
+    /// `GET endpoint?parameters`.
+    ///
+    /// ```swift
+    /// let response = try await session.get("search", parameters: ["q": "swift & curl", "page": 2])
+    /// ```
+    public func get(_ endpoint: String, parameters: Parameters = [:], headers: HTTPHeaders = [:])
+        async throws(WattleError) -> Response
+    {
+        try await send(Request(endpoint, method: .get, query: parameters, headers: headers))
+    }
+
+    /// `POST` with the parameters as a JSON object (or per `encoding`).
+    public func post(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers))
+    }
+
+    /// `POST` with any `Encodable` value as the JSON body.
+    ///
+    /// ```swift
+    /// let created = try await session.post("users", json: NewUser(name: "Ada")).decode(User.self)
+    /// ```
+    public func post<Body: Encodable & Sendable>(
+        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(Request(endpoint, method: .post, headers: headers, body: .json(json, encoder: encoder)))
+    }
+
+    /// `PUT` with the parameters as a JSON object (or per `encoding`).
+    public func put(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers))
+    }
+
+    /// `PUT` with any `Encodable` value as the JSON body.
+    public func put<Body: Encodable & Sendable>(
+        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(Request(endpoint, method: .put, headers: headers, body: .json(json, encoder: encoder)))
+    }
+
+    /// `PATCH` with the parameters as a JSON object (or per `encoding`).
+    public func patch(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers))
+    }
+
+    /// `PATCH` with any `Encodable` value as the JSON body.
+    public func patch<Body: Encodable & Sendable>(
+        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+    ) async throws(WattleError) -> Response {
+        try await send(Request(endpoint, method: .patch, headers: headers, body: .json(json, encoder: encoder)))
+    }
+
+    /// `DELETE endpoint?parameters`.
+    public func delete(_ endpoint: String, parameters: Parameters = [:], headers: HTTPHeaders = [:])
+        async throws(WattleError) -> Response
+    {
+        try await send(Request(endpoint, method: .delete, query: parameters, headers: headers))
+    }
+
+    // MARK: Completion handlers
+
+    /// Sends a request and calls `completion` with the response; on failure the response's
+    /// ``Response/error`` is set (and its status is 0 when the server never answered).
+    ///
+    /// Returns the task doing the work, which can be cancelled.
+    @discardableResult
+    public func send(_ request: Request, completion: @escaping @Sendable (Response) -> Void) -> Task<Void, Never> {
+        Task {
+            completion(await self.responseOrError(request))
+        }
+    }
+
+    /// `GET`, delivering the response (with ``Response/error`` set on failure) to `completion`.
+    @discardableResult
+    public func get(
+        _ endpoint: String, parameters: Parameters = [:], headers: HTTPHeaders = [:],
+        completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        send(Request(endpoint, method: .get, query: parameters, headers: headers), completion: completion)
+    }
+
+    /// `POST`, delivering the response (with ``Response/error`` set on failure) to `completion`.
+    @discardableResult
+    public func post(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers), completion: completion)
+    }
+
+    /// `PUT`, delivering the response (with ``Response/error`` set on failure) to `completion`.
+    @discardableResult
+    public func put(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers), completion: completion)
+    }
+
+    /// `PATCH`, delivering the response (with ``Response/error`` set on failure) to `completion`.
+    @discardableResult
+    public func patch(
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers), completion: completion)
+    }
+
+    /// `DELETE`, delivering the response (with ``Response/error`` set on failure) to `completion`.
+    @discardableResult
+    public func delete(
+        _ endpoint: String, parameters: Parameters = [:], headers: HTTPHeaders = [:],
+        completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        send(Request(endpoint, method: .delete, query: parameters, headers: headers), completion: completion)
+    }
+
+    /// The response, or a response carrying the error.
+    func responseOrError(_ request: Request) async -> Response {
+        do {
+            return try await send(request)
+        } catch {
+            if case .httpStatus(var response) = error {
+                response.error = error
+                return response
+            }
+            let url = (try? request.url(relativeTo: configuration.baseURL))
+                ?? configuration.baseURL ?? URL(string: "about:blank")!
+            return Response(statusCode: 0, url: url, method: request.method, error: error)
+        }
+    }
+}

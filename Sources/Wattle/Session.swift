@@ -1,0 +1,133 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Sends requests: the entry point of Wattle.
+///
+/// ```swift
+/// let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com/") })
+/// let user = try await session.get("users/42").decode(User.self)
+/// ```
+///
+/// A session owns one libcurl multi handle driven by one thread; connections and TLS sessions
+/// are reused across its requests. Create one per API and keep it; it is safe to use from any
+/// number of tasks at once. ``shared`` serves the `String` endpoint helpers.
+public final class Session: Sendable {
+    /// The configuration this session was created with.
+    public let configuration: Configuration
+    /// The transport performing each exchange.
+    public let transport: any Transport
+
+    /// Creates a session on Wattle's libcurl engine.
+    public convenience init(configuration: Configuration = Configuration()) {
+        self.init(configuration: configuration, transport: CurlTransport(configuration: configuration))
+    }
+
+    /// Creates a session on a given transport (for example `StubTransport` in tests).
+    public init(configuration: Configuration = Configuration(), transport: any Transport) {
+        self.configuration = configuration
+        self.transport = transport
+    }
+
+    private static let sharedSession = Mutex<Session?>(nil)
+
+    /// The session used by the `String` endpoint helpers (`"users".get()`), created with the
+    /// default configuration on first use. Replace it with ``configureShared(_:)``.
+    public static var shared: Session {
+        sharedSession.withLock { session in
+            if let session { return session }
+            let created = Session()
+            session = created
+            return created
+        }
+    }
+
+    /// Replaces ``shared`` with a session using the given configuration.
+    ///
+    /// ```swift
+    /// Session.configureShared { $0.baseURL = URL(string: "https://api.example.com/v1/") }
+    /// let users = try await "users".get()
+    /// ```
+    public static func configureShared(_ configure: (inout Configuration) -> Void) {
+        var configuration = Configuration()
+        configure(&configuration)
+        let session = Session(configuration: configuration)
+        sharedSession.withLock { $0 = session }
+    }
+
+    /// Replaces ``shared`` with the given session.
+    public static func setShared(_ session: Session) {
+        sharedSession.withLock { $0 = session }
+    }
+
+    /// Sends a request, following redirects, and returns the response.
+    ///
+    /// - Throws: ``WattleError``; a status outside `200..<300` is
+    ///   ``WattleError/httpStatus(_:)`` carrying the whole response.
+    public func send(_ request: Request) async throws(WattleError) -> Response {
+        try await execute(request, download: nil)
+    }
+
+    /// Resolves, sends and follows redirects; downloads stream to `download`'s file.
+    func execute(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError) -> Response {
+        let start = ContinuousClock.now
+        var current = try prepare(request, download: download)
+        let originalURL = current.url
+        var hops = 0
+        while true {
+            let response: Response
+            do {
+                response = try await transport.perform(current)
+            } catch {
+                log(current, outcome: "failed: \(error)", start: start)
+                throw error
+            }
+            if let next = try RedirectFollower.nextRequest(
+                after: response, for: current, configuration: configuration, hops: hops, originalURL: originalURL)
+            {
+                hops += 1
+                current = next
+                continue
+            }
+            var final = response
+            final.metrics.redirectCount = hops
+            log(current, outcome: "\(final.statusCode) (\(final.metrics.bytesReceived) bytes)", start: start)
+            guard (200..<300).contains(final.statusCode) else { throw .httpStatus(final) }
+            return final
+        }
+    }
+
+    /// Builds the transport request: URL, merged headers, body, timeouts.
+    func prepare(_ request: Request, download: TransportRequest.DownloadTarget?) throws(WattleError) -> TransportRequest {
+        guard request.method.isValidToken else {
+            throw .invalidRequest(reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
+        }
+        if let error = request.body.deferredError { throw error }
+        let url = try request.url(relativeTo: configuration.baseURL)
+        var headers = configuration.defaultHeaders.merging(request.headers)
+        if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
+        if let contentType = request.body.contentType, !headers.contains("Content-Type") {
+            headers["Content-Type"] = contentType
+        }
+        try headers.validate()
+        var timeouts = configuration.timeouts
+        if let timeout = request.timeout {
+            timeouts.total = timeout
+        } else if download != nil {
+            timeouts.total = nil
+        }
+        let hasBody = !request.body.isNone || request.method == .post
+        return TransportRequest(
+            method: request.method, url: url, headers: headers, body: hasBody ? request.body.data : nil,
+            timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
+            download: download)
+    }
+
+    private func log(_ request: TransportRequest, outcome: String, start: ContinuousClock.Instant) {
+        let logger = configuration.logger
+        guard logger.logLevel <= .debug else { return }
+        let elapsed = ContinuousClock.now - start
+        logger.debug(
+            "\(request.method) \(Redaction.url(request.url.absoluteString)) -> \(outcome) in \(WattleError.format(elapsed))")
+    }
+}

@@ -1,0 +1,79 @@
+public import Foundation
+
+/// Performs one HTTP exchange. ``Session`` builds requests, follows redirects and applies
+/// policies on top of a transport; the default transport is Wattle's libcurl engine, and
+/// `WattleTesting.StubTransport` scripts responses for tests.
+///
+/// A transport does not follow redirects and does not treat any status as an error: it returns
+/// whatever the server answered, and throws only when there is no answer.
+public protocol Transport: Sendable {
+    /// Performs the exchange.
+    ///
+    /// - Throws: ``WattleError`` for failures without a response (connect, TLS, timeout,
+    ///   cancellation, size limit, lost connection).
+    func perform(_ request: TransportRequest) async throws(WattleError) -> Response
+}
+
+/// One fully resolved request, as a ``Transport`` receives it.
+public struct TransportRequest: Sendable {
+    /// The method.
+    public var method: HTTPMethod
+    /// The absolute URL.
+    public var url: URL
+    /// Every header to send (defaults, user agent and content type already merged in).
+    public var headers: HTTPHeaders
+    /// The body bytes, or `nil` for none.
+    public var body: Data?
+    /// Timeouts for this exchange.
+    public var timeouts: Timeouts
+    /// The largest body kept in memory, or `nil` for no limit.
+    public var maximumResponseSize: Int?
+    /// For downloads: where a 2xx body is streamed (the file is created or truncated), and
+    /// progress reports. Other statuses keep their body in memory.
+    public var download: DownloadTarget?
+
+    /// Creates a request.
+    public init(
+        method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil, timeouts: Timeouts = Timeouts(),
+        maximumResponseSize: Int? = nil, download: DownloadTarget? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeouts = timeouts
+        self.maximumResponseSize = maximumResponseSize
+        self.download = download
+    }
+
+    /// Where and how a download is written.
+    public struct DownloadTarget: Sendable {
+        /// The file the body is written to.
+        public var file: URL
+        /// Called with progress as bytes arrive, on Wattle's network thread: keep it quick.
+        public var progress: (@Sendable (DownloadProgress) -> Void)?
+        /// Creates a target.
+        public init(file: URL, progress: (@Sendable (DownloadProgress) -> Void)? = nil) {
+            self.file = file
+            self.progress = progress
+        }
+    }
+}
+
+/// How far a download has come.
+public struct DownloadProgress: Sendable, Hashable {
+    /// Bytes received so far.
+    public var receivedBytes: Int64
+    /// The expected total, when the server sent a length.
+    public var expectedBytes: Int64?
+    /// `receivedBytes / expectedBytes`, when the total is known.
+    public var fractionCompleted: Double? {
+        guard let expectedBytes, expectedBytes > 0 else { return nil }
+        return Double(receivedBytes) / Double(expectedBytes)
+    }
+    /// Creates a progress value.
+    public init(receivedBytes: Int64, expectedBytes: Int64?) {
+        self.receivedBytes = receivedBytes
+        self.expectedBytes = expectedBytes
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// A type stored in a sealed attribute field, with one fixed byte encoding.
+protocol AttributeValue: Equatable {
+    var encoded: [UInt8] { get }
+    init?(encoded: [UInt8])
+    /// The value stored for an identity attribute left `nil` (as Apple stores an empty value).
+    static var empty: Self { get }
+}
+
+extension String: AttributeValue {
+    var encoded: [UInt8] { Array(utf8) }
+    init?(encoded: [UInt8]) { self.init(validating: encoded, as: UTF8.self) }
+    static var empty: String { "" }
+}
+
+extension Data: AttributeValue {
+    var encoded: [UInt8] { Array(self) }
+    init?(encoded: [UInt8]) { self.init(encoded) }
+    static var empty: Data { Data() }
+}
+
+extension Int: AttributeValue {
+    var encoded: [UInt8] { Bytes.littleEndian(Int64(self)) }
+    init?(encoded: [UInt8]) {
+        guard encoded.count == 8 else { return nil }
+        self = Int(Int64(bitPattern: Bytes.uint64(encoded)))
+    }
+    static var empty: Int { 0 }
+}
+
+extension Date: AttributeValue {
+    var encoded: [UInt8] { Bytes.littleEndian(timeIntervalSinceReferenceDate.bitPattern) }
+    init?(encoded: [UInt8]) {
+        guard encoded.count == 8 else { return nil }
+        self.init(timeIntervalSinceReferenceDate: Double(bitPattern: Bytes.uint64(encoded)))
+    }
+    static var empty: Date { Date(timeIntervalSinceReferenceDate: 0) }
+}
+
+/// The open string sets (protocol, authentication type, key class, key type).
+protocol StringAttributeValue: AttributeValue, RawRepresentable where RawValue == String {}
+
+extension StringAttributeValue {
+    var encoded: [UInt8] { Array(rawValue.utf8) }
+    init?(encoded: [UInt8]) {
+        guard let text = String(validating: encoded, as: UTF8.self) else { return nil }
+        self.init(rawValue: text)
+    }
+    static var empty: Self { Self(rawValue: "")! }
+}
+
+extension KeychainProtocol: StringAttributeValue {}
+extension KeychainAuthenticationType: StringAttributeValue {}
+extension KeychainKeyClass: StringAttributeValue {}
+extension KeychainKeyType: StringAttributeValue {}

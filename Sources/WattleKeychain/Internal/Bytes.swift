@@ -1,0 +1,16 @@
+/// Little-endian integer encoding helpers.
+enum Bytes {
+    static func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian) { Array($0) }
+    }
+
+    static func uint32(_ bytes: [UInt8]) -> UInt32 {
+        bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+    }
+
+    static func uint64(_ bytes: some Collection<UInt8>) -> UInt64 {
+        var value: UInt64 = 0
+        for (index, byte) in bytes.prefix(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(index)) }
+        return value
+    }
+}

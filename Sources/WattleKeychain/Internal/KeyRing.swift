@@ -1,0 +1,61 @@
+/// The keys of an open keychain, derived from the master key with `crypto_kdf`.
+///
+/// Subkeys: 1 identity hash, 2 group hash, 3 attribute sealing, 4 the `afterFirstUnlock`
+/// class, 5 the `whenUnlocked` class. ``lock()`` releases (and so zeroes) the master key and
+/// the `whenUnlocked` class key; the others stay so that `afterFirstUnlock` items and item
+/// attributes remain readable.
+final class KeyRing {
+    enum Subkey: UInt64 {
+        case identity = 1
+        case group = 2
+        case attributes = 3
+        case afterFirstUnlock = 4
+        case whenUnlocked = 5
+    }
+
+    /// Protection classes stored with each row.
+    enum Protection: UInt8 {
+        case afterFirstUnlock = 0
+        case whenUnlocked = 1
+
+        init(_ accessibility: KeychainAccessibility) {
+            self = accessibility.requiresUnlock ? .whenUnlocked : .afterFirstUnlock
+        }
+    }
+
+    private(set) var master: SecureBytes?
+    let identity: SecureBytes
+    let group: SecureBytes
+    let attributes: SecureBytes
+    let afterFirstUnlock: SecureBytes
+    private(set) var whenUnlocked: SecureBytes?
+
+    init(master: SecureBytes) throws(KeychainError) {
+        self.master = master
+        identity = try Sodium.deriveSubkey(Subkey.identity.rawValue, from: master)
+        group = try Sodium.deriveSubkey(Subkey.group.rawValue, from: master)
+        attributes = try Sodium.deriveSubkey(Subkey.attributes.rawValue, from: master)
+        afterFirstUnlock = try Sodium.deriveSubkey(Subkey.afterFirstUnlock.rawValue, from: master)
+        whenUnlocked = try Sodium.deriveSubkey(Subkey.whenUnlocked.rawValue, from: master)
+    }
+
+    var isLocked: Bool { whenUnlocked == nil }
+
+    func lock() {
+        master = nil
+        whenUnlocked = nil
+    }
+
+    func unlock(master: SecureBytes) throws(KeychainError) {
+        whenUnlocked = try Sodium.deriveSubkey(Subkey.whenUnlocked.rawValue, from: master)
+        self.master = master
+    }
+
+    /// The class key for a protection class; nil while locked.
+    func classKey(_ protection: Protection) -> SecureBytes? {
+        switch protection {
+        case .afterFirstUnlock: afterFirstUnlock
+        case .whenUnlocked: whenUnlocked
+        }
+    }
+}

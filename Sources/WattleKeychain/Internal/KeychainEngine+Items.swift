@@ -1,0 +1,132 @@
+import Foundation
+
+/// The SecItem-style primitives.
+extension KeychainEngine {
+    /// Rows a query may match, and what the selection already guarantees.
+    struct Selection {
+        var rows: [StoredRow]
+        /// Attribute tags whose equality the lookup guarantees.
+        var covered: Set<UInt8>
+        /// Whether the lookup already matched the synchronizable flag.
+        var synchronizableCovered: Bool
+    }
+
+    func select(_ query: KeychainQuery) throws -> Selection {
+        let itemClass = query.itemClass
+        let set = AttributeCoding.setTags(query.attributes)
+        let flags = query.synchronizable.flags
+        let identity = AttributeCoding.identityTags(itemClass)
+        if identity.allSatisfy(set.contains) {
+            let rows = try flags.compactMap { flag in
+                try storage.row(id: identityHash(itemClass, query.attributes, synchronizable: flag))
+            }
+            return Selection(rows: rows, covered: Set(identity), synchronizableCovered: true)
+        }
+        let groupTag = AttributeCoding.groupTag(itemClass)
+        if set.contains(groupTag) {
+            let groups = flags.map { groupHash(itemClass, query.attributes, synchronizable: $0) }
+            let rows = try storage.rows(itemClass: itemClass.rawValue, groups: groups)
+            return Selection(rows: rows, covered: [groupTag], synchronizableCovered: true)
+        }
+        let rows = try storage.rows(itemClass: itemClass.rawValue, groups: nil)
+        return Selection(rows: rows, covered: [], synchronizableCovered: query.synchronizable == .any)
+    }
+
+    /// Whether matching needs the rows' attributes opened.
+    func needsAttributes(_ query: KeychainQuery, _ selection: Selection) -> Bool {
+        !AttributeCoding.setTags(query.attributes).subtracting(selection.covered).isEmpty
+            || query.accessibility != nil || !selection.synchronizableCovered
+    }
+
+    func matches(_ decoded: AttributeCoding.Decoded, _ query: KeychainQuery) -> Bool {
+        guard query.synchronizable.flags.contains(decoded.synchronizable) else { return false }
+        if let accessibility = query.accessibility, accessibility != decoded.accessibility { return false }
+        return AttributeCoding.matches(decoded.attributes, filter: query.attributes)
+    }
+
+    /// Adds an item; `duplicateItem` when one with the same identity exists.
+    func add(_ item: KeychainItem) throws {
+        var attributes = item.attributes
+        AttributeCoding.normalize(&attributes, for: item.itemClass)
+        let now = Date()
+        attributes.creationDate = now
+        attributes.modificationDate = now
+        let row = try makeRow(
+            item.itemClass, attributes: attributes, accessibility: item.accessibility,
+            synchronizable: item.synchronizable, secret: item.data)
+        try storage.write { try storage.insert(row) }
+    }
+
+    /// Finds items; `itemNotFound` when none matches.
+    func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
+        let selection = try select(query)
+        let checkAttributes = needsAttributes(query, selection)
+        var results: [KeychainMatch] = []
+        for row in selection.rows {
+            var match = KeychainMatch(itemClass: query.itemClass)
+            if checkAttributes || query.returnAttributes {
+                let decoded = try openAttributes(row)
+                guard matches(decoded, query) else { continue }
+                if query.returnAttributes {
+                    match.attributes = decoded.attributes
+                    match.accessibility = decoded.accessibility
+                    match.synchronizable = decoded.synchronizable
+                }
+            }
+            if query.returnData { match.data = try openSecret(row) }
+            results.append(match)
+            if query.matchLimit == .one { break }
+        }
+        guard !results.isEmpty else { throw KeychainError.itemNotFound }
+        return results
+    }
+
+    /// Changes every matching item in one transaction; `itemNotFound` when none matches,
+    /// `duplicateItem` (and no change) when a new identity collides.
+    func update(_ query: KeychainQuery, with change: KeychainUpdate) throws {
+        try storage.write {
+            let selection = try select(query)
+            var found = false
+            for row in selection.rows {
+                let decoded = try openAttributes(row)
+                guard matches(decoded, query) else { continue }
+                found = true
+                var attributes = decoded.attributes
+                for field in AttributeCoding.fields {
+                    if let bytes = field.get(change.attributes) { _ = field.set(&attributes, bytes) }
+                }
+                AttributeCoding.normalize(&attributes, for: query.itemClass)
+                attributes.creationDate = decoded.attributes.creationDate
+                attributes.modificationDate = Date()
+                let secret = try change.data ?? openSecret(row)
+                let updated = try makeRow(
+                    query.itemClass, attributes: attributes,
+                    accessibility: change.accessibility ?? decoded.accessibility,
+                    synchronizable: change.synchronizable ?? decoded.synchronizable, secret: secret)
+                if updated.id == row.id {
+                    try storage.upsert(updated)
+                } else {
+                    try storage.delete(id: row.id)
+                    try storage.insert(updated)
+                }
+            }
+            guard found else { throw KeychainError.itemNotFound }
+        }
+    }
+
+    /// Deletes every matching item in one transaction; `itemNotFound` when none matches.
+    func delete(_ query: KeychainQuery) throws {
+        try storage.write {
+            let selection = try select(query)
+            let checkAttributes = needsAttributes(query, selection)
+            var deleted = 0
+            for row in selection.rows {
+                if checkAttributes {
+                    guard matches(try openAttributes(row), query) else { continue }
+                }
+                if try storage.delete(id: row.id) { deleted += 1 }
+            }
+            guard deleted > 0 else { throw KeychainError.itemNotFound }
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+/// The fast paths behind ``Keychain``: generic passwords addressed by service, account
+/// (the key), access group and synchronizable flag; one keyed hash and one indexed lookup.
+extension KeychainEngine {
+    struct Address {
+        var service: String
+        var accessGroup: String
+        var synchronizable: Bool
+
+        func attributes(account: String) -> KeychainAttributes {
+            KeychainAttributes(service: service, account: account, accessGroup: accessGroup)
+        }
+    }
+
+    private func id(_ key: String, _ address: Address) -> [UInt8] {
+        identityHash(.genericPassword, address.attributes(account: key), synchronizable: address.synchronizable)
+    }
+
+    private func group(_ address: Address) -> [UInt8] {
+        groupHash(.genericPassword, value: Array(address.service.utf8), synchronizable: address.synchronizable)
+    }
+
+    /// The secret, or nil when there is no such item.
+    func value(forKey key: String, at address: Address) throws -> Data? {
+        guard let row = try storage.row(id: id(key, address)) else { return nil }
+        return try openSecret(row)
+    }
+
+    /// Inserts or replaces in one transaction, keeping the creation date, label and comment of
+    /// an existing item (unless new ones are given).
+    func setValue(
+        _ data: Data, forKey key: String, at address: Address, accessibility: KeychainAccessibility,
+        label: String?, comment: String?
+    ) throws {
+        let rowID = id(key, address)
+        try storage.write {
+            var attributes = address.attributes(account: key)
+            let now = Date()
+            attributes.creationDate = now
+            if let existing = try storage.row(id: rowID), let decoded = try? openAttributes(existing) {
+                // An existing item that cannot be decoded is replaced whole; nothing of it is kept.
+                attributes = decoded.attributes
+                attributes.creationDate = decoded.attributes.creationDate ?? now
+            }
+            attributes.modificationDate = now
+            if let label { attributes.label = label }
+            if let comment { attributes.comment = comment }
+            let row = try makeRow(
+                .genericPassword, attributes: attributes, accessibility: accessibility,
+                synchronizable: address.synchronizable, secret: data)
+            try storage.upsert(row)
+        }
+    }
+
+    func hasValue(forKey key: String, at address: Address) throws -> Bool {
+        try storage.row(id: id(key, address)) != nil
+    }
+
+    func accessibility(forKey key: String, at address: Address) throws -> KeychainAccessibility? {
+        guard let row = try storage.row(id: id(key, address)) else { return nil }
+        return try openAttributes(row).accessibility
+    }
+
+    /// Removes one item by its identity hash, without opening it (so a damaged item can be
+    /// removed). No error when it does not exist.
+    func removeValue(forKey key: String, at address: Address) throws {
+        let rowID = id(key, address)
+        try storage.write { _ = try storage.delete(id: rowID) }
+    }
+
+    /// Keys (accounts) of the service in the address's access group, sorted.
+    func allKeys(at address: Address) throws -> [String] {
+        try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
+            .compactMap { row -> String? in
+                let attributes = try openAttributes(row).attributes
+                guard attributes.accessGroup == address.accessGroup, attributes.service == address.service else {
+                    return nil
+                }
+                return attributes.account
+            }
+            .sorted()
+    }
+
+    /// Removes every item of the service in the address's access group, in one transaction.
+    func removeAll(at address: Address) throws {
+        try storage.write {
+            for row in try storage.rows(
+                itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
+            {
+                let attributes = try openAttributes(row).attributes
+                guard attributes.accessGroup == address.accessGroup, attributes.service == address.service else {
+                    continue
+                }
+                try storage.delete(id: row.id)
+            }
+        }
+    }
+}

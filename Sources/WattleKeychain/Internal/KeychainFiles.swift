@@ -1,0 +1,75 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// File-system rules: the default folder, private folders (0700) and files (0600), and the
+/// refusal of files the group or others may read or write.
+enum KeychainFiles {
+    /// Mode bits that make a file readable or writable by the group or others.
+    static let insecureBits: mode_t = 0o066
+
+    /// `$XDG_DATA_HOME/wattle`, else `~/.local/share/wattle`.
+    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+            return URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("wattle", isDirectory: true)
+        }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home, isDirectory: true)
+            .appendingPathComponent(".local/share/wattle", isDirectory: true)
+    }
+
+    /// Creates the folder (and missing parents) with mode 0700 when it does not exist.
+    static func ensureDirectory(_ url: URL) throws(KeychainFileError) {
+        let path = url.path
+        var info = stat()
+        if stat(path, &info) == 0 { return }
+        do {
+            try FileManager.default.createDirectory(
+                at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            if stat(path, &info) == 0 { return }  // created by someone else meanwhile
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        }
+        _ = chmod(path, 0o700)
+    }
+
+    /// Refuses a file that is not regular or that the group or others may read or write.
+    /// Returns false when the file does not exist.
+    @discardableResult
+    static func checkPrivate(_ path: String) throws(KeychainFileError) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return false }
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        }
+        try checkPrivate(info, path: path)
+        return true
+    }
+
+    static func checkPrivate(_ info: stat, path: String) throws(KeychainFileError) {
+        guard (info.st_mode & S_IFMT) == S_IFREG else {
+            throw KeychainFileError(path: path, reason: .notARegularFile, mode: UInt32(info.st_mode))
+        }
+        guard info.st_mode & insecureBits == 0 else {
+            throw KeychainFileError(path: path, reason: .insecurePermissions, mode: UInt32(info.st_mode))
+        }
+    }
+
+    /// Creates an empty file with mode 0600 if missing, and checks it is private.
+    static func createPrivateFile(_ path: String) throws(KeychainFileError) {
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else {
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        }
+        try checkPrivate(info, path: path)
+    }
+}

@@ -1,0 +1,135 @@
+internal import CSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One SQLite connection (`SQLITE_OPEN_FULLMUTEX`), used under the store's lock.
+final class SQLiteConnection {
+    let handle: OpaquePointer
+    let path: String
+
+    /// Opens (creating when asked) a database with a busy timeout.
+    init(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 30_000) throws(KeychainError) {
+        var db: OpaquePointer?
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
+        if create { flags |= SQLITE_OPEN_CREATE }
+        let status = sqlite3_open_v2(path, &db, flags, nil)
+        guard status == SQLITE_OK, let db else {
+            if let db { sqlite3_close_v2(db) }
+            throw Self.error(status)
+        }
+        handle = db
+        self.path = path
+        sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
+        sqlite3_extended_result_codes(db, 1)
+    }
+
+    deinit { sqlite3_close_v2(handle) }
+
+    /// Runs statements that return no rows needed by the caller.
+    func execute(_ sql: String) throws(KeychainError) {
+        let status = sqlite3_exec(handle, sql, nil, nil, nil)
+        guard status == SQLITE_OK else { throw Self.error(status) }
+    }
+
+    /// Runs a statement and returns the first column of each row as text.
+    func strings(_ sql: String) throws(KeychainError) -> [String] {
+        let statement = try prepare(sql)
+        var result: [String] = []
+        while try statement.step() {
+            result.append(statement.text(0) ?? "")
+        }
+        return result
+    }
+
+    func prepare(_ sql: String) throws(KeychainError) -> SQLiteStatement {
+        var raw: OpaquePointer?
+        let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
+        guard status == SQLITE_OK, let raw else { throw Self.error(status) }
+        return SQLiteStatement(raw)
+    }
+
+    /// Maps an SQLite result code to the keychain error a caller can act on.
+    static func error(_ status: Int32) -> KeychainError {
+        switch status & 0xff {
+        case SQLITE_FULL: .diskFull
+        case SQLITE_IOERR: .io
+        case SQLITE_READONLY: .readOnly
+        case SQLITE_NOMEM: .allocate
+        case SQLITE_CORRUPT, SQLITE_NOTADB: .decode
+        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN: .notAvailable
+        case SQLITE_CONSTRAINT: .duplicateItem
+        case SQLITE_MISUSE, SQLITE_RANGE, SQLITE_TOOBIG: .param
+        default: .io
+        }
+    }
+}
+
+/// A prepared statement, reset after every use.
+final class SQLiteStatement {
+    let handle: OpaquePointer
+
+    init(_ handle: OpaquePointer) { self.handle = handle }
+
+    deinit { sqlite3_finalize(handle) }
+
+    private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+    func bind(_ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { buffer in
+            _ = sqlite3_bind_blob(
+                handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
+                Self.transient)
+        }
+    }
+
+    func bind(_ index: Int32, _ value: Int) {
+        sqlite3_bind_int64(handle, index, Int64(value))
+    }
+
+    func bind(_ index: Int32, _ text: String) {
+        sqlite3_bind_text(handle, index, text, -1, Self.transient)
+    }
+
+    /// Steps once; true when a row is available.
+    func step() throws(KeychainError) -> Bool {
+        let status = sqlite3_step(handle)
+        switch status {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default: throw SQLiteConnection.error(status)
+        }
+    }
+
+    /// Runs to completion (for writes), then resets.
+    func run() throws(KeychainError) {
+        defer { reset() }
+        while try step() {}
+    }
+
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    func blob(_ column: Int32) -> [UInt8] {
+        let count = Int(sqlite3_column_bytes(handle, column))
+        guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
+        return [UInt8](UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    func int(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
+
+    func text(_ column: Int32) -> String? {
+        guard let pointer = sqlite3_column_text(handle, column) else { return nil }
+        return String(cString: pointer)
+    }
+}
+
+extension SQLiteConnection {
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+}

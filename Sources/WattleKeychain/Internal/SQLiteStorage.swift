@@ -1,0 +1,191 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Rows in one SQLite file: WAL, `synchronous=FULL`, a busy timeout, `BEGIN IMMEDIATE` for
+/// writes, and every statement prepared once.
+final class SQLiteStorage: RowStorage {
+    let connection: SQLiteConnection
+    private let selectByID: SQLiteStatement
+    private let selectByClass: SQLiteStatement
+    private let selectByGroup: SQLiteStatement
+    private let selectByGroups: SQLiteStatement
+    private let selectAll: SQLiteStatement
+    private let insertRow: SQLiteStatement
+    private let upsertRow: SQLiteStatement
+    private let deleteRow: SQLiteStatement
+    private let selectMeta: SQLiteStatement
+    private let upsertMeta: SQLiteStatement
+    private let begin: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let rollback: SQLiteStatement
+    private var inTransaction = false
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS meta(name TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS items(
+            id BLOB PRIMARY KEY,
+            class INTEGER NOT NULL,
+            grp BLOB NOT NULL,
+            protection INTEGER NOT NULL,
+            attrs BLOB NOT NULL,
+            secret BLOB NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS items_grp ON items(grp);
+        CREATE INDEX IF NOT EXISTS items_class ON items(class);
+        """
+
+    private static let columns = "id, class, grp, protection, attrs, secret"
+
+    /// Opens the file (created 0600 when missing) and creates the schema.
+    init(path: String) throws {
+        try KeychainFiles.createPrivateFile(path)
+        let c = try SQLiteConnection(path: path)
+        try Self.retryingBusy {
+            _ = try c.strings("PRAGMA journal_mode=WAL")
+        }
+        try c.execute("PRAGMA synchronous=FULL")
+        try Self.retryingBusy {
+            do {
+                try c.execute("BEGIN IMMEDIATE; \(Self.schema) COMMIT;")
+            } catch {
+                try? c.execute("ROLLBACK")
+                throw error
+            }
+        }
+        connection = c
+        selectByID = try c.prepare("SELECT \(Self.columns) FROM items WHERE id = ?1")
+        selectByClass = try c.prepare("SELECT \(Self.columns) FROM items WHERE class = ?1")
+        selectByGroup = try c.prepare("SELECT \(Self.columns) FROM items WHERE grp = ?1 AND class = ?2")
+        selectByGroups = try c.prepare("SELECT \(Self.columns) FROM items WHERE grp IN (?1, ?2) AND class = ?3")
+        selectAll = try c.prepare("SELECT \(Self.columns) FROM items")
+        insertRow = try c.prepare("INSERT INTO items(\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+        upsertRow = try c.prepare(
+            """
+            INSERT INTO items(\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            ON CONFLICT(id) DO UPDATE SET class = ?2, grp = ?3, protection = ?4, attrs = ?5, secret = ?6
+            """)
+        deleteRow = try c.prepare("DELETE FROM items WHERE id = ?1")
+        selectMeta = try c.prepare("SELECT name, value FROM meta")
+        upsertMeta = try c.prepare("INSERT OR REPLACE INTO meta(name, value) VALUES (?1, ?2)")
+        begin = try c.prepare("BEGIN IMMEDIATE")
+        commit = try c.prepare("COMMIT")
+        rollback = try c.prepare("ROLLBACK")
+    }
+
+    /// Retries work that SQLite may refuse with `SQLITE_BUSY` without calling the busy handler
+    /// (changing the journal mode, first creation of the schema by racing processes).
+    static func retryingBusy(_ body: () throws -> Void) throws {
+        var attempt = 0
+        while true {
+            do {
+                try body()
+                return
+            } catch KeychainError.notAvailable where attempt < 500 {
+                attempt += 1
+                usleep(10_000)
+            }
+        }
+    }
+
+    func write<T>(_ body: () throws -> T) throws -> T {
+        if inTransaction { return try body() }
+        try begin.run()
+        inTransaction = true
+        defer { inTransaction = false }
+        do {
+            let result = try body()
+            try commit.run()
+            return result
+        } catch {
+            try? rollback.run()
+            throw error
+        }
+    }
+
+    func readMeta() throws -> [String: [UInt8]] {
+        defer { selectMeta.reset() }
+        var entries: [String: [UInt8]] = [:]
+        while try selectMeta.step() {
+            entries[selectMeta.text(0) ?? ""] = selectMeta.blob(1)
+        }
+        return entries
+    }
+
+    func writeMeta(_ entries: [String: [UInt8]]) throws {
+        for (name, value) in entries {
+            upsertMeta.bind(1, name)
+            upsertMeta.bind(2, value)
+            try upsertMeta.run()
+        }
+    }
+
+    func row(id: [UInt8]) throws -> StoredRow? {
+        defer { selectByID.reset() }
+        selectByID.bind(1, id)
+        return try selectByID.step() ? Self.row(from: selectByID) : nil
+    }
+
+    func rows(itemClass: UInt8, groups: [[UInt8]]?) throws -> [StoredRow] {
+        let statement: SQLiteStatement
+        switch groups {
+        case nil:
+            statement = selectByClass
+            statement.bind(1, Int(itemClass))
+        case let groups? where groups.count == 1:
+            statement = selectByGroup
+            statement.bind(1, groups[0])
+            statement.bind(2, Int(itemClass))
+        case let groups?:
+            precondition(groups.count == 2, "at most two groups (synchronizable any)")
+            statement = selectByGroups
+            statement.bind(1, groups[0])
+            statement.bind(2, groups[1])
+            statement.bind(3, Int(itemClass))
+        }
+        return try collect(statement)
+    }
+
+    func allRows() throws -> [StoredRow] { try collect(selectAll) }
+
+    private func collect(_ statement: SQLiteStatement) throws -> [StoredRow] {
+        defer { statement.reset() }
+        var result: [StoredRow] = []
+        while try statement.step() { result.append(Self.row(from: statement)) }
+        return result
+    }
+
+    func insert(_ row: StoredRow) throws { try run(insertRow, row) }
+
+    func upsert(_ row: StoredRow) throws { try run(upsertRow, row) }
+
+    private func run(_ statement: SQLiteStatement, _ row: StoredRow) throws {
+        statement.bind(1, row.id)
+        statement.bind(2, Int(row.itemClass))
+        statement.bind(3, row.group)
+        statement.bind(4, Int(row.protection))
+        statement.bind(5, row.attributes)
+        statement.bind(6, row.secret)
+        try statement.run()
+    }
+
+    @discardableResult
+    func delete(id: [UInt8]) throws -> Bool {
+        deleteRow.bind(1, id)
+        try deleteRow.run()
+        return sqlite3Changes() > 0
+    }
+
+    private func sqlite3Changes() -> Int { connection.changes }
+
+    private static func row(from statement: SQLiteStatement) -> StoredRow {
+        StoredRow(
+            id: statement.blob(0), itemClass: UInt8(truncatingIfNeeded: statement.int(1)), group: statement.blob(2),
+            protection: UInt8(truncatingIfNeeded: statement.int(3)), attributes: statement.blob(4),
+            secret: statement.blob(5))
+    }
+}

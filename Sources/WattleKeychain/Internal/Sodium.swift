@@ -1,0 +1,154 @@
+internal import CSodium
+
+/// libsodium, initialised exactly once, and the few primitives the keychain uses.
+enum Sodium {
+    /// `sodium_init()`, run once for the process.
+    static let isReady: Bool = sodium_init() >= 0
+
+    static let keyBytes = 32
+    static let hashBytes = 32
+    static let nonceBytes = 24
+    static let tagBytes = 16
+    static let padBlock = 64
+
+    /// Throws when libsodium could not be initialised.
+    static func ensureReady() throws(KeychainError) {
+        guard isReady else { throw .notAvailable }
+    }
+
+    static func randomBytes(_ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            randombytes_buf(buffer.baseAddress!, count)
+            initialized = count
+        }
+    }
+
+    static func fillRandom(_ pointer: UnsafeMutableRawPointer, count: Int) {
+        randombytes_buf(pointer, count)
+    }
+
+    /// Keyed BLAKE2b-256 (`crypto_generichash`).
+    static func keyedHash(_ input: [UInt8], key: SecureBytes) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: hashBytes) { out, initialized in
+            input.withUnsafeBufferPointer { message in
+                _ = crypto_generichash(
+                    out.baseAddress!, hashBytes, message.baseAddress, UInt64(message.count),
+                    key.bytes, key.count)
+            }
+            initialized = hashBytes
+        }
+    }
+
+    /// XChaCha20-Poly1305 IETF with a random nonce; returns nonce || ciphertext || tag.
+    static func seal(_ message: UnsafeRawBufferPointer, additionalData: [UInt8], key: SecureBytes) -> [UInt8] {
+        let total = nonceBytes + message.count + tagBytes
+        return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
+            let base = out.baseAddress!
+            randombytes_buf(base, nonceBytes)
+            var written: UInt64 = 0
+            additionalData.withUnsafeBufferPointer { ad in
+                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                    base + nonceBytes, &written,
+                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
+                    ad.baseAddress, UInt64(ad.count), nil, base, key.bytes)
+            }
+            initialized = total
+        }
+    }
+
+    /// Opens nonce || ciphertext || tag into `output` (which must hold `sealed.count - 40`
+    /// bytes); false when the blob or its associated data was altered.
+    static func open(
+        _ sealed: [UInt8], additionalData: [UInt8], key: SecureBytes, into output: UnsafeMutableRawPointer
+    ) -> Bool {
+        guard sealed.count >= nonceBytes + tagBytes else { return false }
+        return sealed.withUnsafeBufferPointer { blob in
+            additionalData.withUnsafeBufferPointer { ad in
+                var written: UInt64 = 0
+                let base = blob.baseAddress!
+                return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                    output.assumingMemoryBound(to: UInt8.self), &written, nil,
+                    base + nonceBytes, UInt64(blob.count - nonceBytes),
+                    ad.baseAddress, UInt64(ad.count), base, key.bytes) == 0
+            }
+        }
+    }
+
+    /// Opens a blob into a new array; nil when it was altered.
+    static func open(_ sealed: [UInt8], additionalData: [UInt8], key: SecureBytes) -> [UInt8]? {
+        let count = sealed.count - nonceBytes - tagBytes
+        guard count >= 0 else { return nil }
+        var ok = false
+        let plain = [UInt8](unsafeUninitializedCapacity: max(count, 1)) { out, initialized in
+            ok = open(sealed, additionalData: additionalData, key: key, into: UnsafeMutableRawPointer(out.baseAddress!))
+            initialized = ok ? count : 0
+        }
+        return ok ? plain : nil
+    }
+
+    /// Derives subkey `id` of a master key (`crypto_kdf_derive_from_key`, context "WattleKC").
+    static func deriveSubkey(_ id: UInt64, from master: SecureBytes) throws(KeychainError) -> SecureBytes {
+        let subkey = try SecureBytes(count: keyBytes)
+        let context: [CChar] = Array("WattleKC".utf8CString)
+        master.withReadAccess {
+            context.withUnsafeBufferPointer { ctx in
+                _ = crypto_kdf_derive_from_key(subkey.mutableBytes, keyBytes, id, ctx.baseAddress!, master.bytes)
+            }
+        }
+        subkey.makeReadOnly()
+        return subkey
+    }
+
+    /// Argon2id (`crypto_pwhash`) of a passphrase into guarded memory.
+    static func stretch(
+        _ passphrase: String, salt: [UInt8], opsLimit: UInt64, memLimit: UInt64
+    ) throws(KeychainError) -> SecureBytes {
+        let key = try SecureBytes(count: keyBytes)
+        var utf8 = Array(passphrase.utf8)
+        let length = utf8.count
+        utf8.append(0)  // never empty, so the buffer has an address
+        defer { sodium_memzero(&utf8, utf8.count) }
+        let status = utf8.withUnsafeBufferPointer { pass in
+            salt.withUnsafeBufferPointer { saltBytes in
+                pass.withMemoryRebound(to: CChar.self) { chars in
+                    crypto_pwhash(
+                        key.mutableBytes, UInt64(keyBytes), chars.baseAddress!, UInt64(length),
+                        saltBytes.baseAddress!, opsLimit, Int(memLimit), crypto_pwhash_ALG_ARGON2ID13)
+                }
+            }
+        }
+        guard status == 0 else { throw .allocate }
+        key.makeNoAccess()
+        return key
+    }
+
+    static let saltBytes = Int(crypto_pwhash_SALTBYTES)
+
+    static func limits(for strength: KeychainCredential.PassphraseStrength) -> (ops: UInt64, mem: UInt64) {
+        switch strength {
+        case .minimum: (UInt64(crypto_pwhash_opslimit_min()), UInt64(crypto_pwhash_memlimit_min()))
+        case .interactive:
+            (UInt64(crypto_pwhash_opslimit_interactive()), UInt64(crypto_pwhash_memlimit_interactive()))
+        case .moderate: (UInt64(crypto_pwhash_opslimit_moderate()), UInt64(crypto_pwhash_memlimit_moderate()))
+        case .sensitive: (UInt64(crypto_pwhash_opslimit_sensitive()), UInt64(crypto_pwhash_memlimit_sensitive()))
+        }
+    }
+
+    /// ISO/IEC 7816-4 padding to a multiple of ``padBlock`` (`sodium_pad`), at least one byte.
+    static func paddedCount(_ count: Int) -> Int { (count / padBlock + 1) * padBlock }
+
+    static func pad(_ buffer: UnsafeMutablePointer<UInt8>, count: Int, capacity: Int) -> Bool {
+        var padded = 0
+        return sodium_pad(&padded, buffer, count, padBlock, capacity) == 0 && padded == capacity
+    }
+
+    static func unpaddedCount(_ buffer: UnsafePointer<UInt8>, paddedCount: Int) -> Int? {
+        var count = 0
+        guard paddedCount > 0, sodium_unpad(&count, buffer, paddedCount, padBlock) == 0 else { return nil }
+        return count
+    }
+
+    static func wipe(_ pointer: UnsafeMutableRawPointer, count: Int) {
+        sodium_memzero(pointer, count)
+    }
+}

@@ -1,0 +1,206 @@
+public import Foundation
+import Synchronization
+
+/// One keychain: a SQLite file (or memory) holding sealed items, with the SecItem-style
+/// primitives and the lock state.
+///
+/// A store is safe to use from many threads and tasks at once (its operations run one at a
+/// time under a lock), and several processes may open the same file (SQLite WAL with
+/// `BEGIN IMMEDIATE` writes and a busy timeout). A store opens its file lazily, on first use,
+/// unless created with a throwing initializer.
+///
+/// ```swift
+/// // In the default folder ($XDG_DATA_HOME/wattle or ~/.local/share/wattle), with a key file:
+/// let store = try KeychainStore(directory: KeychainStore.defaultDirectory)
+/// try store.add(.genericPassword(service: "api.example.com", account: "alice", data: Data("pw".utf8)))
+/// let found = try store.copyMatching(.genericPassword(service: "api.example.com", account: "alice"))
+/// ```
+///
+/// Files: the keychain `name.keychain` and its key file `name.key` are created with mode
+/// `0600` in a folder created with mode `0700`; a keychain or key file that the group or
+/// others may read or write is refused with ``KeychainFileError``.
+public final class KeychainStore: Sendable {
+    enum Source: Sendable {
+        case file(URL, KeychainCredential)
+        case memory(KeychainCredential)
+    }
+
+    struct State {
+        var engine: KeychainEngine?
+        var lockWhenOpened = false
+    }
+
+    let source: Source
+    private let state: Mutex<State>
+
+    init(source: Source) {
+        self.source = source
+        state = Mutex(State())
+    }
+
+    /// The file, or nil for an in-memory store.
+    public var fileURL: URL? {
+        if case .file(let url, _) = source { return url }
+        return nil
+    }
+
+    /// Opens (creating when missing) the keychain file at `fileURL` with a credential.
+    ///
+    /// - Throws: ``KeychainError/authFailed`` when the credential does not open an existing
+    ///   keychain, ``KeychainFileError`` when a file is refused or cannot be created.
+    public init(fileURL: URL, credential: KeychainCredential) throws {
+        source = .file(fileURL, credential)
+        state = Mutex(State())
+        try open()
+    }
+
+    /// Opens (creating when missing) `name.keychain` in `directory`, unlocked by the key file
+    /// `name.key` next to it (created on first use).
+    ///
+    /// Anyone who can read the key file can open the keychain: see the security model article.
+    public convenience init(directory: URL, name: String = "default") throws {
+        let url = directory.appendingPathComponent("\(name).keychain", isDirectory: false)
+        let key = directory.appendingPathComponent("\(name).key", isDirectory: false)
+        try self.init(fileURL: url, credential: .keyFile(key))
+    }
+
+    /// `$XDG_DATA_HOME/wattle/`, else `~/.local/share/wattle/`.
+    public static var defaultDirectory: URL { KeychainFiles.defaultDirectory() }
+
+    /// The default keychain, `default.keychain` with the key file `default.key` in
+    /// ``defaultDirectory``, opened on first use. ``Keychain/init(service:)`` uses it.
+    public static let shared: KeychainStore = {
+        let directory = KeychainFiles.defaultDirectory()
+        return KeychainStore(
+            source: .file(
+                directory.appendingPathComponent("default.keychain"),
+                .keyFile(directory.appendingPathComponent("default.key"))))
+    }()
+
+    /// A keychain that lives in memory only, with the same semantics as a file (items are
+    /// sealed the same way). Without a credential it uses random key bytes, and ``unlock()``
+    /// works with no argument; meant for tests.
+    public static func inMemory(credential: KeychainCredential? = nil) -> KeychainStore {
+        KeychainStore(source: .memory(credential ?? .key(Sodium.randomBytes(Sodium.keyBytes))))
+    }
+
+    /// Opens the keychain now if not yet open, so that errors (wrong passphrase, refused file)
+    /// show here rather than at first use.
+    public func open() throws {
+        try withEngine { _ in () }
+    }
+
+    func withEngine<T: Sendable>(_ body: (KeychainEngine) throws -> T) throws -> T {
+        try state.withLock { state throws -> T in
+            if state.engine == nil {
+                let engine = try Self.makeEngine(source)
+                if state.lockWhenOpened { engine.lock() }
+                state.engine = engine
+            }
+            return try body(state.engine!)
+        }
+    }
+
+    private static func makeEngine(_ source: Source) throws -> KeychainEngine {
+        switch source {
+        case .memory(let credential):
+            return try KeychainEngine.open(storage: MemoryStorage(), credential: credential)
+        case .file(let url, let credential):
+            try KeychainFiles.ensureDirectory(url.deletingLastPathComponent())
+            try KeychainFiles.checkPrivate(url.path)
+            let storage = try SQLiteStorage(path: url.path)
+            return try KeychainEngine.open(storage: storage, credential: credential)
+        }
+    }
+
+    // MARK: Primitives
+
+    /// Adds an item (`SecItemAdd`).
+    ///
+    /// - Throws: ``KeychainError/duplicateItem`` when an item with the same identity exists;
+    ///   ``KeychainError/interactionNotAllowed`` when locked and the item needs unlocking.
+    public func add(_ item: KeychainItem) throws {
+        try withEngine { try $0.add(item) }
+    }
+
+    /// Returns the matching items with what the query asks for (`SecItemCopyMatching`): at most
+    /// one with ``KeychainQuery/MatchLimit/one``.
+    ///
+    /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
+    ///   ``KeychainError/interactionNotAllowed`` when the data of a matching item needs the
+    ///   keychain unlocked; ``KeychainError/decode`` when a matching item was damaged.
+    public func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
+        try withEngine { try $0.copyMatching(query) }
+    }
+
+    /// Changes every matching item in one transaction (`SecItemUpdate`).
+    ///
+    /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
+    ///   ``KeychainError/duplicateItem`` when a changed identity collides (nothing changes).
+    public func update(_ query: KeychainQuery, with change: KeychainUpdate) throws {
+        try withEngine { try $0.update(query, with: change) }
+    }
+
+    /// Deletes every matching item in one transaction (`SecItemDelete`).
+    ///
+    /// - Throws: ``KeychainError/itemNotFound`` when nothing matches.
+    public func delete(_ query: KeychainQuery) throws {
+        try withEngine { try $0.delete(query) }
+    }
+
+    // MARK: Lock state
+
+    /// Whether the keychain is locked.
+    public var isLocked: Bool {
+        state.withLock { state in state.engine?.isLocked ?? state.lockWhenOpened }
+    }
+
+    /// Wipes the master key and the key of the `whenUnlocked` classes from memory; their items
+    /// then fail with ``KeychainError/interactionNotAllowed`` until ``unlock(with:)``, while
+    /// `afterFirstUnlock` items stay readable.
+    public func lock() {
+        state.withLock { state in
+            state.engine?.lock()
+            state.lockWhenOpened = true
+        }
+    }
+
+    /// Unlocks with a credential.
+    ///
+    /// - Throws: ``KeychainError/authFailed`` when it does not open this keychain (the keychain
+    ///   stays locked).
+    public func unlock(with credential: KeychainCredential) throws {
+        try withEngine { try $0.unlock(with: credential) }
+        state.withLock { $0.lockWhenOpened = false }
+    }
+
+    /// Unlocks with the credential the store was created with, when that can be used again: a
+    /// key file (read again) or the random key of an in-memory store. A passphrase or key bytes
+    /// are not kept, so such stores need ``unlock(with:)`` (this throws ``KeychainError/param``).
+    public func unlock() throws {
+        switch source {
+        case .memory(let credential):
+            try unlock(with: credential)
+        case .file(_, let credential):
+            guard case .keyFile = credential.kind else { throw KeychainError.param }
+            try unlock(with: credential)
+        }
+    }
+
+    /// Wraps the master key for a new credential (a new passphrase, key file or key) and
+    /// re-encrypts nothing. The keychain must be unlocked.
+    ///
+    /// ```swift
+    /// try store.changeCredential(to: .passphrase("new passphrase"))
+    /// ```
+    public func changeCredential(to credential: KeychainCredential) throws {
+        try withEngine { try $0.changeCredential(to: credential) }
+    }
+}
+
+extension KeychainStore {
+    /// Runs `body` on the raw rows under the store's lock (tests and maintenance).
+    func withStorage<T: Sendable>(_ body: (any RowStorage) throws -> T) throws -> T {
+        try withEngine { try body($0.storage) }
+    }
+}

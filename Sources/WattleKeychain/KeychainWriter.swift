@@ -1,0 +1,50 @@
+public import Foundation
+
+/// Writes values by key; depend on this to store credentials without caring where they live.
+///
+/// Conformers provide ``set(_:forKey:)-(Data,_)`` and the removals; the typed setters encode
+/// as described in ``KeychainReader``.
+public protocol KeychainWriter: Sendable {
+    /// Stores bytes, replacing any value of the key in one transaction.
+    func set(_ data: Data, forKey key: String) throws
+    /// Removes the key's value; no error when it has none.
+    func removeValue(forKey key: String) throws
+    /// Removes every value.
+    func removeAll() throws
+}
+
+extension KeychainWriter {
+    /// Stores a string as UTF-8.
+    public func set(_ value: String, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+
+    /// Stores a Bool as one byte, 0 or 1.
+    public func set(_ value: Bool, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+
+    /// Stores an Int as 8 bytes, Int64 little-endian.
+    public func set(_ value: Int, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+
+    /// Stores a Double as its 8-byte IEEE-754 bit pattern, little-endian.
+    public func set(_ value: Double, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+
+    /// Stores a Float as its 4-byte IEEE-754 bit pattern, little-endian.
+    public func set(_ value: Float, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+
+    /// Stores any Encodable as JSON (`JSONEncoder`, `.sortedKeys`).
+    ///
+    /// ```swift
+    /// try keychain.setCodable(token, forKey: "token")
+    /// ```
+    public func setCodable<Value: Encodable>(_ value: Value, forKey key: String) throws {
+        try set(ValueEncoding.encode(value), forKey: key)
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+import WattleTesting
+
+@testable import WattleKeychain
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+func mode(_ url: URL) -> mode_t {
+    var info = stat()
+    _ = stat(url.path, &info)
+    return info.st_mode & 0o777
+}
+
+func contains(_ haystack: Data, _ needle: String) -> Bool {
+    haystack.range(of: Data(needle.utf8)) != nil
+}
+
+@Suite struct FileSecurityTests {
+    static let needles = [
+        "plaintext-service-Q7", "plaintext-account-Q7", "plaintext-secret-Q7", "plaintext-label-Q7",
+        "plaintext-server-Q7.example", "plaintext-web-password-Q7",
+    ]
+
+    @Test func theFileAndItsWALHoldNoPlaintextServiceAccountLabelOrSecretBeforeAndAfterCheckpoint() throws {
+        let temporary = try TemporaryKeychain()
+        let keychain = temporary.keychain(service: "plaintext-service-Q7").label("plaintext-label-Q7")
+        try keychain.set("plaintext-secret-Q7", forKey: "plaintext-account-Q7")
+        try temporary.store.add(
+            .internetPassword(
+                server: "plaintext-server-Q7.example", account: "plaintext-account-Q7",
+                data: Data("plaintext-web-password-Q7")))
+        let wal = URL(fileURLWithPath: temporary.fileURL.path + "-wal")
+        let walBefore = try Data(contentsOf: wal)
+        #expect(walBefore.count > 0, "the writes are in the WAL before a checkpoint")
+        let mainBefore = try Data(contentsOf: temporary.fileURL)
+        for needle in Self.needles {
+            #expect(!contains(walBefore, needle), "\(needle) in WAL")
+            #expect(!contains(mainBefore, needle), "\(needle) in file")
+        }
+        let connection = try SQLiteConnection(path: temporary.fileURL.path, create: false)
+        _ = try connection.strings("PRAGMA wal_checkpoint(TRUNCATE)")
+        let mainAfter = try Data(contentsOf: temporary.fileURL)
+        #expect(mainAfter.count > mainBefore.count, "the checkpoint moved pages into the file")
+        let walAfter = (try? Data(contentsOf: wal)) ?? Data()
+        for needle in Self.needles {
+            #expect(!contains(mainAfter, needle), "\(needle) in file after checkpoint")
+            #expect(!contains(walAfter, needle), "\(needle) in WAL after checkpoint")
+        }
+        // Still readable afterwards.
+        #expect(try keychain.string(forKey: "plaintext-account-Q7") == "plaintext-secret-Q7")
+    }
+
+    @Test func secretsArePaddedSoTheirLengthDoesNotShow() throws {
+        let keychain = Keychain(service: "s", store: .inMemory())
+        try keychain.set("a", forKey: "short")
+        try keychain.set(String(repeating: "b", count: 60), forKey: "longer")
+        let sizes = try keychain.store.withStorage { try $0.allRows().map(\.secret.count) }
+        #expect(Set(sizes).count == 1)
+    }
+
+    @Test func aWrongPassphraseOrKeyFailsWithAuthFailed() throws {
+        let temporary = try TemporaryKeychain(credential: .passphrase("right", strength: .minimum))
+        try temporary.keychain(service: "s").set("x", forKey: "k")
+        #expect(
+            keychainError { _ = try temporary.reopen(credential: .passphrase("wrong", strength: .minimum)) }
+                == .authFailed)
+        #expect(
+            keychainError { _ = try temporary.reopen(credential: .key([UInt8](repeating: 1, count: 32))) }
+                == .authFailed)
+        let keyed = try TemporaryKeychain()
+        #expect(
+            keychainError { _ = try keyed.reopen(credential: .key([UInt8](repeating: 1, count: 32))) } == .authFailed)
+        #expect(
+            keychainError { _ = try keyed.reopen(credential: .passphrase("pw", strength: .minimum)) } == .authFailed)
+        #expect(keychainError { _ = try keyed.reopen(credential: .key([1, 2, 3])) } == .param)
+    }
+
+    @Test func changingThePassphraseReWrapsOnlyAndReEncryptsNoItem() throws {
+        let temporary = try TemporaryKeychain(credential: .passphrase("old", strength: .minimum))
+        try temporary.keychain(service: "s").set("kept", forKey: "k")
+        let rowsBefore = try temporary.store.withStorage { try $0.allRows() }
+        try temporary.store.changeCredential(to: .passphrase("new", strength: .minimum))
+        let rowsAfter = try temporary.store.withStorage { try $0.allRows() }
+        #expect(rowsBefore == rowsAfter)
+        #expect(
+            keychainError { _ = try temporary.reopen(credential: .passphrase("old", strength: .minimum)) }
+                == .authFailed)
+        let reopened = try temporary.reopen(credential: .passphrase("new", strength: .minimum))
+        #expect(try Keychain(service: "s", store: reopened).string(forKey: "k") == "kept")
+        // A locked store cannot change its credential.
+        temporary.store.lock()
+        #expect(
+            keychainError { try temporary.store.changeCredential(to: .passphrase("x", strength: .minimum)) }
+                == .interactionNotAllowed)
+    }
+
+    @Test func theBytesOfAKeyFileOpenItsKeychainAsKeyBytes() throws {
+        let temporary = try TemporaryKeychain()
+        try temporary.keychain(service: "s").set("v", forKey: "k")
+        let bytes = try [UInt8](Data(contentsOf: temporary.keyFileURL))
+        let store = try temporary.reopen(credential: .key(bytes))
+        #expect(try Keychain(service: "s", store: store).string(forKey: "k") == "v")
+    }
+
+    @Test(arguments: [0o644, 0o604, 0o640, 0o620, 0o602] as [mode_t])
+    func aKeyFileReadableOrWritableByOthersIsRefused(permissions: mode_t) throws {
+        let temporary = try TemporaryKeychain()
+        chmod(temporary.keyFileURL.path, permissions)
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            let fileError = error as? KeychainFileError
+            return fileError?.reason == .insecurePermissions && fileError?.path == temporary.keyFileURL.path
+                && "\(error)".contains("chmod 600")
+        }
+    }
+
+    @Test func aKeychainFileReadableByOthersIsRefused() throws {
+        let temporary = try TemporaryKeychain()
+        chmod(temporary.fileURL.path, 0o644)
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .insecurePermissions
+        }
+    }
+
+    @Test func filesAreCreatedPrivateInAPrivateFolder() throws {
+        let base = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-perm-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: base) }
+        let directory = base.appendingPathComponent("nested/wattle")
+        let store = try KeychainStore(directory: directory)
+        try Keychain(service: "s", store: store).set("v", forKey: "k")
+        #expect(mode(directory) == 0o700)
+        #expect(mode(directory.appendingPathComponent("default.keychain")) == 0o600)
+        #expect(mode(directory.appendingPathComponent("default.key")) == 0o600)
+        #expect(mode(directory.appendingPathComponent("default.keychain-wal")) == 0o600)
+        #expect(try Data(contentsOf: directory.appendingPathComponent("default.key")).count == 32)
+    }
+
+    @Test func aKeyFileOfTheWrongSizeOrAMissingKeyFileIsRefusedClearly() throws {
+        let temporary = try TemporaryKeychain()
+        try Data([1, 2, 3]).write(to: temporary.keyFileURL)
+        chmod(temporary.keyFileURL.path, 0o600)
+        #expect { _ = try temporary.reopen() } throws: { ($0 as? KeychainFileError)?.reason == .invalidKeyFile }
+        try FileManager.default.removeItem(at: temporary.keyFileURL)
+        #expect { _ = try temporary.reopen() } throws: { ($0 as? KeychainFileError)?.reason == .missingKeyFile }
+        #expect(!FileManager.default.fileExists(atPath: temporary.keyFileURL.path), "no new key is made up")
+    }
+
+    @Test func theDefaultFolderFollowsXDGDataHomeThenHome() {
+        #expect(
+            KeychainFiles.defaultDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path
+                == "/data/wattle")
+        #expect(KeychainFiles.defaultDirectory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/wattle")
+        #expect(
+            KeychainFiles.defaultDirectory(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"]).path
+                == "/home/u/.local/share/wattle")
+    }
+
+    @Test func twoStoresOnOneFileSeeEachOthersWrites() throws {
+        let temporary = try TemporaryKeychain()
+        let other = try temporary.reopen()
+        try temporary.keychain(service: "s").set("from first", forKey: "a")
+        try Keychain(service: "s", store: other).set("from second", forKey: "b")
+        #expect(try Keychain(service: "s", store: other).string(forKey: "a") == "from first")
+        #expect(try temporary.keychain(service: "s").allKeys() == ["a", "b"])
+    }
+
+    @Test func aFileThatIsNotAKeychainIsReportedNotSilentlyReplaced() throws {
+        let temporary = try TemporaryKeychain()
+        let path = temporary.directory.appendingPathComponent("garbage.keychain")
+        try Data(repeating: 0x41, count: 4096).write(to: path)
+        chmod(path.path, 0o600)
+        #expect(keychainError { _ = try KeychainStore(fileURL: path, credential: temporary.credential) } == .decode)
+        #expect(try Data(contentsOf: path) == Data(repeating: 0x41, count: 4096))
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Testing
+import WattleTesting
+
+@testable import WattleKeychain
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Several processes on one keychain file, and a writer killed at random moments. Needs the
+/// `KeychainStressWorker` executable, which is built next to the test bundle.
+@Suite(.serialized) struct MultiProcessTests {
+    /// The worker binary: `$KEYCHAIN_STRESS_WORKER`, or next to the test bundle.
+    static func workerURL() throws -> URL {
+        if let path = ProcessInfo.processInfo.environment["KEYCHAIN_STRESS_WORKER"] {
+            return URL(fileURLWithPath: path)
+        }
+        var candidates: [URL] = []
+        for start in [URL(fileURLWithPath: CommandLine.arguments[0]), Bundle.main.bundleURL] {
+            var directory = start.deletingLastPathComponent()
+            for _ in 0..<4 {
+                candidates.append(directory.appendingPathComponent("KeychainStressWorker"))
+                directory = directory.deletingLastPathComponent()
+            }
+        }
+        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        return try #require(found, "KeychainStressWorker not found near \(CommandLine.arguments[0]); build it first")
+    }
+
+    struct Finished {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
+        let process = Process()
+        process.executableURL = try workerURL()
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        return (process, output, errors)
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func fourProcessesWritingAThousandItemsEachEndWithAllFourThousandAndNoError() async throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-mp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let path = temporary.appendingPathComponent("shared.keychain").path
+        let key = temporary.appendingPathComponent("shared.key").path
+        // The keychain does not exist yet: the four race to create it too.
+        let workers = try (0..<4).map { try Self.start(["write", path, key, "p\($0)", "1000"]) }
+        let results = await withTaskGroup(of: Finished.self) { group in
+            for (process, output, errors) in workers {
+                group.addTask {
+                    let out = output.fileHandleForReading.readDataToEndOfFile()
+                    let err = errors.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    return Finished(
+                        status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+                        errors: String(decoding: err, as: UTF8.self))
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for result in results {
+            #expect(result.status == 0)
+            #expect(result.errors.isEmpty, "\(result.errors)")
+            #expect(result.output == "done\n")
+        }
+        let store = try KeychainStore(
+            fileURL: URL(fileURLWithPath: path), credential: .keyFile(URL(fileURLWithPath: key)))
+        let keychain = Keychain(service: "stress", store: store)
+        let keys = try keychain.allKeys()
+        #expect(keys.count == 4000)
+        for prefix in 0..<4 {
+            for index in stride(from: 0, to: 1000, by: 37) {
+                #expect(try keychain.string(forKey: "p\(prefix)-\(index)") == "value-p\(prefix)-\(index)")
+            }
+        }
+        #expect(try SQLiteConnection(path: path, create: false).strings("PRAGMA integrity_check") == ["ok"])
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func aWriterKilledAtRandomMomentsLosesNothingItReportedAndLeavesAnIntactFile() throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "wattle-kill-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let url = temporary.appendingPathComponent("killed.keychain")
+        let keyURL = temporary.appendingPathComponent("killed.key")
+        var reported: [(key: String, value: String)] = []
+        var lastCounter: Int?
+        var generator = SystemRandomNumberGenerator()
+        for iteration in 0..<100 {
+            let (process, output, _) = try Self.start(["kill", url.path, keyURL.path, "\(iteration)"])
+            var received = Data()
+            if iteration % 4 != 0 {
+                // Most kills land during writes: wait for "ready", then a random moment.
+                received.append(output.fileHandleForReading.availableData)
+                usleep(UInt32.random(in: 0...15_000, using: &generator))
+            } else {
+                // Some land anywhere, start-up and creation included.
+                usleep(UInt32.random(in: 0...40_000, using: &generator))
+            }
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            received.append(output.fileHandleForReading.readDataToEndOfFile())
+            let lines = String(decoding: received, as: UTF8.self).split(
+                separator: "\n", omittingEmptySubsequences: false)
+            // Only whole lines count: the last piece may have been cut by the kill.
+            let indices = lines.dropLast().compactMap { line -> Int? in
+                line.hasPrefix("ok ") ? Int(line.dropFirst(3)) : nil
+            }
+            #expect(indices == Array(indices.indices), "reports are in order")
+
+            #expect(try SQLiteConnection(path: url.path, create: false).strings("PRAGMA integrity_check") == ["ok"])
+            let store = try KeychainStore(fileURL: url, credential: .keyFile(keyURL))
+            let keychain = Keychain(service: "kill", store: store)
+            for index in indices {
+                reported.append(("i\(iteration)-\(index)", "v\(iteration)-\(index)"))
+                #expect(try keychain.string(forKey: "i\(iteration)-\(index)") == "v\(iteration)-\(index)")
+            }
+            let counter = try keychain.integer(forKey: "counter")
+            if let last = indices.last {
+                let base = iteration * 1_000_000 + last
+                #expect(
+                    counter == base || counter == base + 1, "counter \(String(describing: counter)) after ok \(last)")
+            } else if let counter {
+                #expect(counter == lastCounter || counter == iteration * 1_000_000)
+            }
+            lastCounter = counter
+        }
+        let keychain = Keychain(service: "kill", store: try KeychainStore(fileURL: url, credential: .keyFile(keyURL)))
+        for (key, value) in reported {
+            #expect(try keychain.string(forKey: key) == value)
+        }
+        #expect(reported.count > 100, "the kills landed while writing")
+    }
+}

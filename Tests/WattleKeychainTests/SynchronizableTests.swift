@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import WattleKeychain
+
+@Suite struct SynchronizableTests {
+    @Test(arguments: StoreKind.allCases)
+    func aQueryWithoutSynchronizableMatchesOnlyNonSynchronizableItems(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.add(.genericPassword(service: "s", account: "a", data: Data("synced"), synchronizable: true))
+        #expect(
+            keychainError { _ = try store.copyMatching(.genericPassword(service: "s", account: "a")) } == .itemNotFound)
+        #expect(keychainError { _ = try store.copyMatching(.genericPassword(service: "s")) } == .itemNotFound)
+        try store.add(.genericPassword(service: "s", account: "a", data: Data("local")))
+        #expect(try store.copyMatching(.genericPassword(service: "s", account: "a")).first?.data == Data("local"))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func synchronizableAnyMatchesBothAndYesOnlySynchronizable(kind: StoreKind) throws {
+        let store = try kind.make().store
+        try store.add(.genericPassword(service: "s", account: "a", data: Data("synced"), synchronizable: true))
+        try store.add(.genericPassword(service: "s", account: "a", data: Data("local")))
+        var query = KeychainQuery.genericPassword(service: "s", account: "a").all().withAttributes()
+        query.synchronizable = .any
+        let both = try store.copyMatching(query)
+        #expect(Set(both.compactMap(\.data)) == [Data("synced"), Data("local")])
+        #expect(Set(both.compactMap(\.synchronizable)) == [true, false])
+        query.synchronizable = .yes
+        #expect(try store.copyMatching(query).compactMap(\.data) == [Data("synced")])
+        // The same by service only (the indexed path) and by a full scan.
+        var byService = KeychainQuery(
+            .genericPassword, attributes: KeychainAttributes(service: "s"), synchronizable: .any, matchLimit: .all)
+        #expect(try store.copyMatching(byService).count == 2)
+        byService.attributes = KeychainAttributes()
+        #expect(try store.copyMatching(byService).count == 2)
+        byService.synchronizable = .no
+        #expect(try store.copyMatching(byService).compactMap(\.data) == [Data("local")])
+        // Deleting with .any removes both.
+        query.synchronizable = .any
+        try store.delete(query)
+        #expect(keychainError { _ = try store.copyMatching(query) } == .itemNotFound)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func typedKeychainsKeepSynchronizableAndLocalValuesApart(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let local = fixture.keychain()
+        let synced = local.synchronizable(true)
+        try local.set("local", forKey: "k")
+        try synced.set("synced", forKey: "k")
+        #expect(try local.string(forKey: "k") == "local")
+        #expect(try synced.string(forKey: "k") == "synced")
+        #expect(try synced.allKeys() == ["k"])
+        try synced.removeAll()
+        #expect(try local.string(forKey: "k") == "local")
+        #expect(try synced.hasValue(forKey: "k") == false)
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Testing
+
+@testable import WattleKeychain
+
+/// Sealed blobs are bound to their rows: any change is `decode` for that item only.
+@Suite struct TamperTests {
+    static let keys = ["alpha", "beta", "gamma"]
+
+    /// Three items, and the key each stored row belongs to (found by changing one row at a time).
+    func populated(_ kind: StoreKind) throws -> (StoreFixture, [StoredRow]) {
+        let fixture = try kind.make()
+        let keychain = fixture.keychain()
+        for key in Self.keys { try keychain.set("value-of-\(key)", forKey: key) }
+        let rows = try fixture.store.withStorage { try $0.allRows() }
+        #expect(rows.count == 3)
+        return (fixture, rows)
+    }
+
+    func replace(_ row: StoredRow, in store: KeychainStore) throws {
+        try store.withStorage { storage in try storage.write { try storage.upsert(row) } }
+    }
+
+    /// Reads every key's secret and accessibility: nil for a key that failed with `decode`.
+    func readable(_ keychain: Keychain) throws -> [String: Bool] {
+        var result: [String: Bool] = [:]
+        for key in Self.keys {
+            let secret = keychainError { _ = try keychain.string(forKey: key) }
+            let attributes = keychainError { _ = try keychain.accessibility(forKey: key) }
+            for error in [secret, attributes] where error != nil {
+                #expect(error == .decode)
+            }
+            result[key] = secret == nil && attributes == nil
+            if result[key] == true { #expect(try keychain.string(forKey: key) == "value-of-\(key)") }
+        }
+        return result
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func flippingAnyByteOfASealedBlobFailsThatItemWithDecodeWhileOthersRead(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        let keychain = fixture.keychain()
+        let row = rows[0]
+        let positions =
+            Array(0..<row.secret.count).map { (true, $0) } + Array(0..<row.attributes.count).map { (false, $0) }
+        for (inSecret, position) in positions {
+            var tampered = row
+            if inSecret { tampered.secret[position] ^= 0x01 } else { tampered.attributes[position] ^= 0x80 }
+            try replace(tampered, in: fixture.store)
+            let result = try readable(keychain)
+            #expect(
+                result.values.filter { !$0 }.count == 1, "byte \(position) of \(inSecret ? "secret" : "attributes")")
+            #expect(result.values.filter { $0 }.count == 2)
+            // A failed read deletes nothing.
+            #expect(try fixture.store.withStorage { try $0.allRows().count } == 3)
+        }
+        try replace(row, in: fixture.store)
+        #expect(try readable(keychain).values.allSatisfy { $0 })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func swappingTwoRowsBlobsFailsBothWithDecode(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        var first = rows[0]
+        var second = rows[1]
+        swap(&first.secret, &second.secret)
+        swap(&first.attributes, &second.attributes)
+        try replace(first, in: fixture.store)
+        try replace(second, in: fixture.store)
+        let result = try readable(fixture.keychain())
+        #expect(result.values.filter { !$0 }.count == 2)
+        #expect(result.values.filter { $0 }.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func swappingOnlySecretsOrChangingTheProtectionColumnIsDetected(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        var first = rows[0]
+        var second = rows[1]
+        swap(&first.secret, &second.secret)
+        try replace(first, in: fixture.store)
+        try replace(second, in: fixture.store)
+        #expect(try readable(fixture.keychain()).values.filter { !$0 }.count == 2)
+        try replace(rows[0], in: fixture.store)
+        try replace(rows[1], in: fixture.store)
+        var downgraded = rows[2]
+        downgraded.protection = 0
+        try replace(downgraded, in: fixture.store)
+        #expect(try readable(fixture.keychain()).values.filter { !$0 }.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDamagedItemCanStillBeRemovedByKeyAndOverwrittenBySet(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        let keychain = fixture.keychain()
+        for row in rows.prefix(2) {
+            var tampered = row
+            tampered.secret[tampered.secret.count - 1] ^= 1
+            try replace(tampered, in: fixture.store)
+        }
+        let damaged = Self.keys.filter { key in keychainError { _ = try keychain.string(forKey: key) } == .decode }
+        #expect(damaged.count == 2)
+        try keychain.removeValue(forKey: damaged[0])
+        #expect(try !keychain.hasValue(forKey: damaged[0]))
+        try keychain.set("fresh", forKey: damaged[1])
+        #expect(try keychain.string(forKey: damaged[1]) == "fresh")
+    }
+}

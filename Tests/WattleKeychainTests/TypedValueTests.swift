@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+import WattleKeychain
+import WattleTesting
+
+struct Token: Codable, Equatable {
+    var access: String
+    var refresh: String?
+    var expires: Date
+}
+
+@Suite struct TypedValueTests {
+    @Test(arguments: StoreKind.allCases)
+    func everyTypedValueRoundTrips(kind: StoreKind) throws {
+        let keychain = try kind.make().keychain()
+        try keychain.set("héllo ✓", forKey: "string")
+        try keychain.set(Data([0, 1, 2, 255]), forKey: "data")
+        try keychain.set(true, forKey: "bool")
+        try keychain.set(-1234567890123, forKey: "int")
+        try keychain.set(3.141592653589793, forKey: "double")
+        try keychain.set(Float(2.5), forKey: "float")
+        let token = Token(access: "a", refresh: nil, expires: Date(timeIntervalSinceReferenceDate: 1000))
+        try keychain.setCodable(token, forKey: "codable")
+        try keychain.set("", forKey: "empty")
+
+        #expect(try keychain.string(forKey: "string") == "héllo ✓")
+        #expect(try keychain.data(forKey: "data") == Data([0, 1, 2, 255]))
+        #expect(try keychain.bool(forKey: "bool") == true)
+        #expect(try keychain.integer(forKey: "int") == -1234567890123)
+        #expect(try keychain.double(forKey: "double") == 3.141592653589793)
+        #expect(try keychain.float(forKey: "float") == 2.5)
+        #expect(try keychain.codable(Token.self, forKey: "codable") == token)
+        #expect(try keychain.string(forKey: "empty") == "")
+        #expect(try keychain.string(forKey: "missing") == nil)
+        #expect(try keychain.codable(Token.self, forKey: "missing") == nil)
+    }
+
+    @Test func eachTypeHasItsDocumentedByteEncoding() throws {
+        let keychain = Keychain(service: "enc", store: .inMemory())
+        try keychain.set("é", forKey: "s")
+        try keychain.set(true, forKey: "t")
+        try keychain.set(false, forKey: "f")
+        try keychain.set(258, forKey: "i")
+        try keychain.set(1.0, forKey: "d")
+        try keychain.set(Float(1.0), forKey: "fl")
+        try keychain.setCodable(["b": 1, "a": 2], forKey: "c")
+        #expect(try keychain.data(forKey: "s") == Data([0xC3, 0xA9]))
+        #expect(try keychain.data(forKey: "t") == Data([1]))
+        #expect(try keychain.data(forKey: "f") == Data([0]))
+        #expect(try keychain.data(forKey: "i") == Data([2, 1, 0, 0, 0, 0, 0, 0]))
+        #expect(try keychain.data(forKey: "d") == Data([0, 0, 0, 0, 0, 0, 0xF0, 0x3F]))
+        #expect(try keychain.data(forKey: "fl") == Data([0, 0, 0x80, 0x3F]))
+        #expect(try keychain.data(forKey: "c") == Data(#"{"a":2,"b":1}"#.utf8))
+    }
+
+    @Test func readingAsTheWrongTypeFailsWithDecode() throws {
+        let keychain = Keychain(service: "enc", store: .inMemory())
+        try keychain.set("not a bool", forKey: "k")
+        #expect(keychainError { _ = try keychain.bool(forKey: "k") } == .decode)
+        #expect(keychainError { _ = try keychain.integer(forKey: "k") } == .decode)
+        #expect(keychainError { _ = try keychain.float(forKey: "k") } == .decode)
+        #expect(keychainError { _ = try keychain.codable(Token.self, forKey: "k") } == .decode)
+        try keychain.set(Data([0xFF, 0xFE]), forKey: "bytes")
+        #expect(keychainError { _ = try keychain.string(forKey: "bytes") } == .decode)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func setReplacesInPlaceKeepingOneItemAndItsCreationDate(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let keychain = fixture.keychain("svc").label("My label")
+        try keychain.set("one", forKey: "k")
+        let query = KeychainQuery.genericPassword(service: "svc", account: "k").withAttributes()
+        let created = try fixture.store.copyMatching(query).first?.attributes?.creationDate
+        try fixture.keychain("svc").set("two", forKey: "k")
+        let items = try fixture.store.copyMatching(query.all())
+        #expect(items.count == 1)
+        #expect(items.first?.data == Data("two"))
+        #expect(items.first?.attributes?.creationDate == created)
+        #expect(items.first?.attributes?.label == "My label")
+        #expect(try keychain.string(forKey: "k") == "two")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func hasValueRemoveValueAllKeysAndRemoveAllStayWithinTheService(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let mine = fixture.keychain("mine")
+        let theirs = fixture.keychain("theirs")
+        let grouped = mine.accessGroup("group")
+        try mine.set("1", forKey: "b")
+        try mine.set("2", forKey: "a")
+        try theirs.set("3", forKey: "a")
+        try grouped.set("4", forKey: "c")
+        #expect(try mine.allKeys() == ["a", "b"])
+        #expect(try grouped.allKeys() == ["c"])
+        #expect(try mine.hasValue(forKey: "a"))
+        #expect(try !mine.hasValue(forKey: "c"))
+        try mine.removeValue(forKey: "a")
+        try mine.removeValue(forKey: "never-there")
+        #expect(try !mine.hasValue(forKey: "a"))
+        #expect(try theirs.string(forKey: "a") == "3")
+        try mine.removeAll()
+        #expect(try mine.allKeys() == [])
+        #expect(try theirs.allKeys() == ["a"])
+        #expect(try grouped.allKeys() == ["c"])
+    }
+
+    @Test func anEmptyServiceOrKeyIsAParameterError() {
+        let keychain = Keychain(service: "", store: .inMemory())
+        #expect(keychainError { try keychain.set("x", forKey: "k") } == .param)
+        #expect(keychainError { try Keychain(service: "s", store: .inMemory()).set("x", forKey: "") } == .param)
+    }
+
+    @Test func modifiersReturnACopyAndLeaveTheOriginalAlone() {
+        let keychain = Keychain(service: "s", store: .inMemory())
+        let changed = keychain.accessibility(.afterFirstUnlock).synchronizable(true).accessGroup("g").label("l")
+        #expect(keychain.accessibility == .whenUnlocked)
+        #expect(keychain.synchronizable == false)
+        #expect(keychain.accessGroup == nil)
+        #expect(changed.accessibility == .afterFirstUnlock)
+        #expect(changed.synchronizable)
+        #expect(changed.accessGroup == "g")
+        #expect(changed.label == "l")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func manyTasksReadingAndWritingAtOnceSeeConsistentValues(kind: StoreKind) async throws {
+        let keychain = try kind.make().keychain()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<25 {
+                        try keychain.set("\(task)-\(index)", forKey: "k\(task)-\(index)")
+                        #expect(try keychain.string(forKey: "k\(task)-\(index)") == "\(task)-\(index)")
+                        try keychain.set(index, forKey: "shared")
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try keychain.allKeys().count == 8 * 25 + 1)
+    }
+
+    @Test func aServiceDependsOnlyOnTheProtocols() throws {
+        func save(_ token: Token, in service: some KeychainService) throws {
+            try service.setCodable(token, forKey: "token")
+        }
+        func load(from reader: some KeychainReader) throws -> Token? {
+            try reader.codable(Token.self, forKey: "token")
+        }
+        let keychain = Keychain.inMemory(service: "api")
+        let token = Token(access: "x", refresh: "y", expires: Date(timeIntervalSince1970: 0))
+        try save(token, in: keychain)
+        #expect(try load(from: keychain) == token)
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Request bodies arrive encoded as asked, with their content type")
+struct BodyTests {
+    struct NewUser: Codable, Equatable, Sendable {
+        var name: String
+        var tags: [String]
+    }
+
+    @Test("a JSON body from parameters keeps order, nests and escapes")
+    func jsonParameters() async throws {
+        let server = try await TestServer.shared()
+        let body = RequestBody.json([
+            "name": "Ada \"Countess\" Lovelace", "age": 36, "admin": false, "ratio": 0.5, "none": nil as String?,
+            "nested": ["k": "v"] as Parameters, "list": [1, 2, 3],
+        ])
+        let echo = try await makeSession(server).send(Request("echo", method: .post, body: body)).decode(Echo.self)
+        #expect(
+            echo.body
+                == #"{"name":"Ada \"Countess\" Lovelace","age":36,"admin":false,"ratio":0.5,"none":null,"nested":{"k":"v"},"list":[1,2,3]}"#
+        )
+        #expect(echo.header("Content-Type") == "application/json")
+    }
+
+    @Test("an Encodable body round-trips through the server")
+    func encodable() async throws {
+        let server = try await TestServer.shared()
+        let user = NewUser(name: "Ada", tags: ["math", "poetry"])
+        let echo = try await makeSession(server).post("echo", json: user).decode(Echo.self)
+        #expect(try JSONDecoder().decode(NewUser.self, from: Data(echo.body.utf8)) == user)
+        #expect(echo.header("content-type") == "application/json")
+    }
+
+    @Test("a form body is percent-encoded with the form content type")
+    func form() async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).post(
+            "echo", parameters: ["grant_type": "password", "user": "a b&c"], encoding: .form
+        ).decode(Echo.self)
+        #expect(echo.body == "grant_type=password&user=a%20b%26c")
+        #expect(echo.header("Content-Type") == "application/x-www-form-urlencoded")
+    }
+
+    @Test("raw data is sent byte for byte, binary included")
+    func rawData() async throws {
+        let server = try await TestServer.shared()
+        let bytes = Data((0..<256).map { UInt8($0) })
+        let echo = try await makeSession(server).send(
+            Request("echo", method: .put, body: .data(bytes, contentType: "application/x-test"))
+        ).decode(Echo.self)
+        #expect(echo.bodyLength == 256)
+        #expect(echo.header("Content-Type") == "application/x-test")
+    }
+
+    @Test("a large body (5 MB) is sent whole, without Expect: 100-continue")
+    func largeBody() async throws {
+        let server = try await TestServer.shared()
+        let bytes = Data(repeating: 0x61, count: 5 * 1024 * 1024)
+        let echo = try await makeSession(server).send(Request("echo", method: .post, body: .data(bytes))).decode(Echo.self)
+        #expect(echo.bodyLength == bytes.count)
+        #expect(echo.header("Expect") == nil)
+    }
+
+    @Test("a POST without a body sends Content-Length: 0")
+    func emptyPost() async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).send(Request("echo", method: .post)).decode(Echo.self)
+        #expect(echo.header("Content-Length") == "0")
+        #expect(echo.bodyLength == 0)
+    }
+
+    @Test("a JSON value that cannot be encoded is refused with its path")
+    func badJSON() async throws {
+        let server = try await TestServer.shared()
+        await expectWattleError({
+            _ = try await makeSession(server).post("echo", parameters: ["outer": ["x": Double.nan] as Parameters])
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("outer.x") }
+            return false
+        }
+    }
+}

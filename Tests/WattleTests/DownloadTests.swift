@@ -1,0 +1,110 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Downloads stream to a file with constant memory and never leave a partial file")
+struct DownloadTests {
+    @Test("a 200 MB download arrives intact while resident memory grows by less than 50 MB")
+    func twoHundredMegabytes() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("big.bin")
+        let size = 200 * 1024 * 1024
+
+        let baseline = residentMemory()
+        let sampler = Task.detached {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, residentMemory())
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        let reports = ProgressLog()
+        let response = try await session.download("bytes/\(size)", to: destination) { reports.record($0) }
+        sampler.cancel()
+        let peak = await sampler.value
+
+        #expect(response.fileURL == destination)
+        #expect(response.data.isEmpty)
+        #expect(response.metrics.bytesReceived == Int64(size))
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+        #expect((attributes[.size] as? Int) == size)
+        try expectPattern(in: destination, count: size)
+        let growth = peak - baseline
+        #expect(growth < 50 * 1024 * 1024, "peak resident memory grew by \(growth / 1024 / 1024) MB")
+        #expect(reports.last?.receivedBytes == Int64(size))
+        #expect(reports.last?.expectedBytes == Int64(size))
+        #expect(reports.count > 1)
+    }
+
+    @Test("a failed download leaves no file and keeps an existing one")
+    func failedDownloadKeepsExisting() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("keep.txt")
+        try Data("previous".utf8).write(to: destination)
+        await expectWattleError({ _ = try await session.download("drop", to: destination) }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        await expectWattleError({ _ = try await session.download("status/404", to: destination) }) {
+            if case .httpStatus(let response) = $0 { return response.string?.contains("404") == true }
+            return false
+        }
+        #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["keep.txt"])
+    }
+
+    @Test("a download follows redirects and saves only the final body")
+    func redirectedDownload() async throws {
+        let server = try await TestServer.shared()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("r.bin")
+        _ = try await makeSession(server).download("redirect/302", parameters: ["to": "/bytes/1000"], to: destination)
+        #expect(try Data(contentsOf: destination) == Data(Pattern.bytes(1000)))
+    }
+
+    @Test("a download into a missing folder is a clear file error")
+    func missingFolder() async throws {
+        let server = try await TestServer.shared()
+        await expectWattleError({
+            _ = try await makeSession(server).download("bytes/10", to: URL(fileURLWithPath: "/nonexistent-wattle/x.bin"))
+        }) {
+            if case .fileError(let path, _) = $0 { return path.contains("nonexistent-wattle") }
+            return false
+        }
+    }
+
+    private func expectPattern(in file: URL, count: Int) throws {
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        let chunk = Data(Pattern.chunk)
+        var offset = 0
+        while offset < count {
+            let data = try handle.read(upToCount: chunk.count) ?? Data()
+            if data.isEmpty { break }
+            guard data == chunk.prefix(data.count) else {
+                Issue.record("content differs near byte \(offset)")
+                return
+            }
+            offset += data.count
+        }
+        #expect(offset == count)
+    }
+}
+
+/// Collects progress reports from the network thread.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var reports: [DownloadProgress] = []
+    func record(_ progress: DownloadProgress) { lock.withLock { reports.append(progress) } }
+    var count: Int { lock.withLock { reports.count } }
+    var last: DownloadProgress? { lock.withLock { reports.last } }
+}

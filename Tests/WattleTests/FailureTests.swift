@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Timeouts, refused connections, unknown hosts and dropped connections give the right error, promptly")
+struct FailureTests {
+    @Test("the connect timeout fires during a TLS handshake that never completes")
+    func connectTimeout() async throws {
+        let silent = try SilentServer()
+        let session = makeSession(try await TestServer.shared()) { $0.timeouts = Timeouts(connect: .milliseconds(300)) }
+        let start = ContinuousClock.now
+        await expectWattleError({ _ = try await session.get("https://127.0.0.1:\(silent.port)/") }) {
+            if case .timedOut(let phase, let after, _) = $0 { return phase == .connect && after == .milliseconds(300) }
+            return false
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test("the total timeout fires when the server is slower than allowed")
+    func totalTimeout() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let start = ContinuousClock.now
+        await expectWattleError({ _ = try await session.send(Request("delay/3000", timeout: .milliseconds(300))) }) {
+            if case .timedOut(let phase, _, _) = $0 { return phase == .total }
+            return false
+        }
+        #expect(ContinuousClock.now - start < .seconds(2))
+    }
+
+    @Test("the stall timeout fires when the body stops arriving")
+    func stallTimeout() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(1)) }
+        let start = ContinuousClock.now
+        await expectWattleError({ _ = try await session.get("stall") }) {
+            if case .timedOut(let phase, _, _) = $0 { return phase == .stall }
+            return false
+        }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    @Test("a refused connection is cannotConnect with host and port")
+    func refused() async throws {
+        let port = try refusedPort()
+        let session = makeSession(try await TestServer.shared())
+        await expectWattleError({ _ = try await session.get("http://127.0.0.1:\(port)/") }) {
+            if case .cannotConnect(let host, let errorPort, let reason) = $0 {
+                return host == "127.0.0.1" && errorPort == port && reason.contains("refused")
+            }
+            return false
+        }
+    }
+
+    @Test("an unresolvable host is cannotResolveHost")
+    func unresolvable() async throws {
+        let session = makeSession(try await TestServer.shared())
+        await expectWattleError({ _ = try await session.get("http://wattle-test-host.invalid/") }) {
+            if case .cannotResolveHost(let host) = $0 { return host == "wattle-test-host.invalid" }
+            return false
+        }
+    }
+
+    @Test("a connection dropped mid-body is connectionLost, and the session keeps working")
+    func droppedMidBody() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        await expectWattleError({ _ = try await session.get("drop") }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        await expectWattleError({ _ = try await session.get("close") }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        #expect(try await session.get("user").statusCode == 200)
+    }
+
+    @Test("a body over the size limit is responseTooLarge, and nothing over the limit is kept")
+    func tooLarge() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.maximumResponseSize = 1_000_000 }
+        await expectWattleError({ _ = try await session.get("bytes/5000000") }) {
+            if case .responseTooLarge(let limit, _) = $0 { return limit == 1_000_000 }
+            return false
+        }
+        #expect(try await session.get("bytes/1000000").data.count == 1_000_000)
+    }
+}
+
+@Suite("Cancellation stops the transfer at once")
+struct CancellationTests {
+    @Test("cancelling a task mid-transfer throws cancelled within milliseconds")
+    func cancelMidTransfer() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let task = Task { try await session.get("delay/5000") }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        task.cancel()
+        let result = await task.result
+        #expect(ContinuousClock.now - start < .milliseconds(500))
+        guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
+            Issue.record("expected cancelled, got \(result)")
+            return
+        }
+        // The session is still usable.
+        #expect(try await session.get("user").statusCode == 200)
+    }
+
+    @Test("cancelling a large streaming download stops it and leaves no file")
+    func cancelDownload() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("big.bin")
+        let task = Task { try await session.download("bytes/2000000000", to: destination) }
+        try await Task.sleep(for: .milliseconds(300))
+        task.cancel()
+        let result = await task.result
+        guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
+            Issue.record("expected cancelled, got \(result)")
+            return
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+    }
+
+    @Test("a task cancelled before sending throws cancelled and sends nothing")
+    func cancelledBeforeStart() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let before = server.stats.hits("/delay/10")
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            return try await session.get("delay/10")
+        }
+        let result = await task.result
+        guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
+            Issue.record("expected cancelled, got \(result)")
+            return
+        }
+        #expect(server.stats.hits("/delay/10") == before)
+    }
+}

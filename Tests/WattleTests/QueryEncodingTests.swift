@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Query parameters are percent-encoded per RFC 3986, in order")
+struct QueryEncodingTests {
+    @Test("reserved characters, spaces and non-ASCII are encoded exactly")
+    func reservedCharacters() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let echo = try await session.get(
+            "echo",
+            parameters: [
+                "q": "swift & curl", "eq": "a=b", "path": "/x/y", "plus": "1+1", "name": "Zoë", "emoji": "🐨",
+                "tilde": "a-b._~c",
+            ]
+        ).decode(Echo.self)
+        #expect(
+            echo.query
+                == "q=swift%20%26%20curl&eq=a%3Db&path=%2Fx%2Fy&plus=1%2B1&name=Zo%C3%AB&emoji=%F0%9F%90%A8&tilde=a-b._~c")
+    }
+
+    @Test("the order given is kept, arrays repeat, nil is left out, Bool and numbers are text")
+    func orderAndTypes() async throws {
+        let server = try await TestServer.shared()
+        let missing: String? = nil
+        let echo = try await makeSession(server).get(
+            "echo", parameters: ["z": 1, "a": true, "tag": ["x", "y"], "gone": missing, "pi": 3.5]
+        ).decode(Echo.self)
+        #expect(echo.query == "z=1&a=true&tag=x&tag=y&pi=3.5")
+    }
+
+    @Test("parameters are appended to a query already in the endpoint")
+    func appendsToExistingQuery() async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).get("echo?fixed=1", parameters: ["b": "2"]).decode(Echo.self)
+        #expect(echo.query == "fixed=1&b=2")
+    }
+
+    @Test("a dictionary of parameters is sent sorted by name")
+    func dictionarySorted() async throws {
+        let server = try await TestServer.shared()
+        let dictionary: [String: any Sendable] = ["b": 2, "a": 1, "c": 3]
+        let echo = try await makeSession(server).get("echo", parameters: Parameters(dictionary)).decode(Echo.self)
+        #expect(echo.query == "a=1&b=2&c=3")
+    }
+
+    @Test("a value that cannot go in a query is refused with its name")
+    func unsupportedValue() async throws {
+        struct Custom: Sendable {}
+        let server = try await TestServer.shared()
+        await expectWattleError({ _ = try await makeSession(server).get("echo", parameters: ["thing": Custom()]) }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("thing") }
+            return false
+        }
+    }
+}
+
+@Suite("Endpoints resolve against the base URL")
+struct EndpointResolutionTests {
+    let base = URL(string: "https://api.example.test/v1/")!
+
+    @Test("relative endpoints extend the base path, with or without a leading slash or trailing slash on the base")
+    func relative() throws {
+        #expect(try Request("users").url(relativeTo: base).absoluteString == "https://api.example.test/v1/users")
+        #expect(try Request("/users/42").url(relativeTo: base).absoluteString == "https://api.example.test/v1/users/42")
+        let noSlash = URL(string: "https://api.example.test/v1")!
+        #expect(try Request("users").url(relativeTo: noSlash).absoluteString == "https://api.example.test/v1/users")
+    }
+
+    @Test("an absolute URL stands as it is")
+    func absolute() throws {
+        let url = try Request("http://other.test:8080/x?y=1").url(relativeTo: base)
+        #expect(url.absoluteString == "http://other.test:8080/x?y=1")
+    }
+
+    @Test("a relative endpoint without a base URL is a clear error")
+    func noBase() {
+        #expect(throws: WattleError.self) { try Request("users").url(relativeTo: nil) }
+        do {
+            _ = try Request("users").url(relativeTo: nil)
+        } catch {
+            #expect(error.description.contains("no base URL"))
+        }
+    }
+
+    @Test("non-HTTP schemes and CR/LF in the endpoint are refused")
+    func refused() {
+        for endpoint in ["file:///etc/passwd", "ftp://x.test/", "users\r\nHost: evil", "gopher://x"] {
+            #expect(throws: WattleError.self) { try Request(endpoint).url(relativeTo: base) }
+        }
+    }
+
+    @Test("spaces and non-ASCII in a path are percent-encoded")
+    func pathEncoding() throws {
+        let url = try Request("files/my report é.pdf").url(relativeTo: base)
+        #expect(url.absoluteString == "https://api.example.test/v1/files/my%20report%20%C3%A9.pdf")
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Redirects are followed by Wattle, per status, with credentials kept to their origin")
+struct RedirectTests {
+    @Test("301, 302 and 303 turn a POST into a GET without a body", arguments: [301, 302, 303])
+    func becomesGet(status: Int) async throws {
+        let server = try await TestServer.shared()
+        let response = try await makeSession(server).post("redirect/\(status)", parameters: ["a": 1])
+        let echo = try response.decode(Echo.self)
+        #expect(echo.method == "GET")
+        #expect(echo.bodyLength == 0)
+        #expect(echo.header("Content-Type") == nil)
+        #expect(response.url.path == "/echo")
+        #expect(response.metrics.redirectCount == 1)
+    }
+
+    @Test("307 and 308 keep the method and the body", arguments: [307, 308])
+    func keepsMethod(status: Int) async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).put("redirect/\(status)", parameters: ["a": 1]).decode(Echo.self)
+        #expect(echo.method == "PUT")
+        #expect(echo.body == #"{"a":1}"#)
+    }
+
+    @Test("303 turns a PUT into a GET; 302 keeps a PUT")
+    func seeOtherAndFound() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        #expect(try await session.put("redirect/303", parameters: ["a": 1]).decode(Echo.self).method == "GET")
+        #expect(try await session.put("redirect/302", parameters: ["a": 1]).decode(Echo.self).method == "PUT")
+    }
+
+    @Test("a chain within the limit is followed; one hop more is tooManyRedirects")
+    func hopLimit() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.redirects = .follow(maximumHops: 3) }
+        let response = try await session.get("redirect-chain/3")
+        #expect(response.metrics.redirectCount == 3)
+        await expectWattleError({ _ = try await session.get("redirect-chain/4") }) {
+            if case .tooManyRedirects(let limit, _) = $0 { return limit == 3 }
+            return false
+        }
+    }
+
+    @Test("with redirects off, a 3xx is an httpStatus error carrying the Location")
+    func notFollowed() async throws {
+        let server = try await TestServer.shared()
+        await expectWattleError({ _ = try await makeSession(server) { $0.redirects = .none }.get("redirect/302") }) {
+            if case .httpStatus(let response) = $0 {
+                return response.statusCode == 302 && response.headers["Location"] == "/echo"
+            }
+            return false
+        }
+    }
+
+    @Test("Authorization, Cookie and API-key headers are dropped when the origin changes")
+    func credentialsDroppedAcrossOrigins() async throws {
+        let server = try await TestServer.shared()
+        let other = try await TestServer.other()
+        let target = other.url("echo").absoluteString
+        let session = makeSession(server)
+        let echo = try await session.send(
+            Request(
+                "redirect/302", query: ["to": target],
+                headers: ["Authorization": "Bearer s3cret", "Cookie": "sid=1", "X-API-Key": "k", "X-Trace": "t"])
+        ).decode(Echo.self)
+        #expect(echo.header("Authorization") == nil)
+        #expect(echo.header("Cookie") == nil)
+        #expect(echo.header("X-API-Key") == nil)
+        #expect(echo.header("X-Trace") == "t")
+    }
+
+    @Test("credentials are kept on a same-origin redirect")
+    func credentialsKeptOnSameOrigin() async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).send(
+            Request("redirect/307", headers: ["Authorization": "Bearer s3cret"])
+        ).decode(Echo.self)
+        #expect(echo.header("Authorization") == "Bearer s3cret")
+    }
+
+    @Test("a redirect to file:// or another scheme is refused", arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://x"])
+    func nonHTTPRefused(target: String) async throws {
+        let server = try await TestServer.shared()
+        await expectWattleError({ _ = try await makeSession(server).get("redirect/302", parameters: ["to": target]) }) {
+            if case .invalidURL(_, let reason) = $0 { return reason.contains("non-HTTP") }
+            return false
+        }
+    }
+}

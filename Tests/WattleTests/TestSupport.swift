@@ -1,0 +1,118 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The local test server, started once per test process.
+enum TestServer {
+    private static let started = Task { try await DemoServer.start() }
+    private static let second = Task { try await DemoServer.start() }
+
+    /// The main server.
+    static func shared() async throws -> DemoServer { try await started.value }
+    /// A second server: another origin (same host, other port) for cross-origin tests.
+    static func other() async throws -> DemoServer { try await second.value }
+}
+
+/// A session whose base URL is the test server, with no proxy from the environment.
+func makeSession(_ server: DemoServer, _ configure: (inout Configuration) -> Void = { _ in }) -> Session {
+    var configuration = Configuration()
+    configuration.baseURL = server.baseURL
+    configuration.proxy = .none
+    configure(&configuration)
+    return Session(configuration: configuration)
+}
+
+/// The JSON the `/echo` route answers with.
+struct Echo: Decodable {
+    var method: String
+    var path: String
+    var query: String
+    var headers: [[String]]
+    var body: String
+    var bodyLength: Int
+
+    func header(_ name: String) -> String? {
+        headers.first { $0[0].lowercased() == name.lowercased() }?[1]
+    }
+
+    func headerValues(_ name: String) -> [String] {
+        headers.filter { $0[0].lowercased() == name.lowercased() }.map { $0[1] }
+    }
+}
+
+/// Runs `body` and checks it throws a ``WattleError`` for which `matches` is true.
+func expectWattleError(
+    _ body: () async throws -> Void,
+    sourceLocation: SourceLocation = #_sourceLocation,
+    matches: (WattleError) -> Bool
+) async {
+    do {
+        try await body()
+        Issue.record("expected a WattleError, but the call succeeded", sourceLocation: sourceLocation)
+    } catch let error as WattleError {
+        #expect(matches(error), "unexpected error: \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected a WattleError, got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
+/// A TCP listener on 127.0.0.1 that never accepts and never answers: connections complete
+/// in the kernel's backlog, then nothing happens.
+final class SilentServer: @unchecked Sendable {
+    let port: Int
+    private let descriptor: Int32
+
+    init() throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.descriptor = descriptor
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        guard bound == 0, listen(descriptor, 16) == 0 else {
+            close(descriptor)
+            throw POSIXError(.EADDRINUSE)
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        self.port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(descriptor) }
+}
+
+/// A port on 127.0.0.1 where nothing listens (bound, then released).
+func refusedPort() throws -> Int {
+    let server = try SilentServer()
+    return server.port  // closed when `server` goes away at the end of this scope
+}
+
+/// The resident set size of this process, in bytes.
+func residentMemory() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+/// The number of open file descriptors of this process.
+func openFileDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// A fresh empty folder under the system temp folder.
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-tests-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
