@@ -38,3 +38,7 @@ lint:
 
 clean:
 	rm -rf .build
+
+# Regenerates Tests/WattleTests/ReadmeSnippets.swift from README.md's Swift snippets.
+readme-snippets:
+	python3 scripts/readme_snippets.py

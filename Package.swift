@@ -22,6 +22,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         // Samples and tests only (the demo/test server and the CLI).
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
     ],
     targets: [
@@ -51,6 +54,8 @@ let package = Package(
             name: "Wattle",
             dependencies: [
                 "CCurl",
+                "CSodium",
+                "WattleKeychain",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -68,6 +73,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Samples/DemoServer",
             swiftSettings: strictSettings
@@ -87,12 +95,22 @@ let package = Package(
         // MARK: Tests
         .testTarget(
             name: "WattleTests",
-            dependencies: ["Wattle", "WattleTesting", "WattleDemoServer"],
+            dependencies: [
+                "Wattle", "WattleKeychain", "WattleTesting", "WattleDemoServer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strictSettings
         ),
         .testTarget(
             name: "WattleKeychainTests",
-            dependencies: ["WattleKeychain", "WattleTesting"],
+            dependencies: ["WattleKeychain", "WattleTesting", "KeychainStressWorker"],
+            swiftSettings: strictSettings
+        ),
+        // A child process for the keychain's multi-process and SIGKILL tests.
+        .executableTarget(
+            name: "KeychainStressWorker",
+            dependencies: ["WattleKeychain"],
+            path: "Tests/KeychainStressWorker",
             swiftSettings: strictSettings
         ),
     ]

@@ -30,6 +30,9 @@ public struct Configuration: Sendable {
     /// How many idle connections are kept for reuse (`CURLMOPT_MAXCONNECTS`). Keep it at least
     /// the expected concurrency, or connections are closed and reopened. Default 64.
     public var connectionCacheSize = 64
+    /// Which TLS certificates are trusted, host by host. Default: full verification against
+    /// the system CA store for every host. See ``TrustPolicy``.
+    public var trust = TrustPolicy.default
     /// Whether and how far redirects are followed. Default: up to 10 hops.
     public var redirects = RedirectPolicy.follow(maximumHops: 10)
     /// The largest response body kept in memory, in bytes; larger bodies fail with

@@ -75,6 +75,7 @@ public final class Session: Sendable {
         let originalURL = current.url
         var hops = 0
         while true {
+            warnIfRelaxed(current.url)
             let response: Response
             do {
                 response = try await transport.perform(current)
@@ -120,7 +121,25 @@ public final class Session: Sendable {
         return TransportRequest(
             method: request.method, url: url, headers: headers, body: hasBody ? request.body.data : nil,
             timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
-            download: download)
+            trust: configuration.trust, download: download)
+    }
+
+    /// Hosts already warned about, so each relaxed host is logged once per session.
+    private static let warnedHosts = Mutex<Set<String>>([])
+
+    /// Logs a warning the first time a request goes to a host whose TLS verification is relaxed.
+    private func warnIfRelaxed(_ url: URL) {
+        guard url.scheme?.lowercased() == "https", let host = url.host else { return }
+        let port = url.port ?? 443
+        let trust = configuration.trust.trust(host: host, port: port)
+        guard trust.isRelaxed else { return }
+        let key = "\(ObjectIdentifier(self).hashValue)|\(host.lowercased()):\(port)"
+        let first = Self.warnedHosts.withLock { $0.insert(key).inserted }
+        guard first else { return }
+        let how = trust.pins.isEmpty ? "any self-signed certificate is accepted" : "its certificate is accepted when its public key matches a pin"
+        configuration.logger.warning(
+            "TLS verification is relaxed for \(host):\(port): \(how) (the host name is still checked). Allowlisting is for development hosts only, never production."
+        )
     }
 
     private func log(_ request: TransportRequest, outcome: String, start: ContinuousClock.Instant) {

@@ -28,6 +28,8 @@ public struct TransportRequest: Sendable {
     public var timeouts: Timeouts
     /// The largest body kept in memory, or `nil` for no limit.
     public var maximumResponseSize: Int?
+    /// The trust policy; the transport applies the part matching this request's host.
+    public var trust: TrustPolicy
     /// For downloads: where a 2xx body is streamed (the file is created or truncated), and
     /// progress reports. Other statuses keep their body in memory.
     public var download: DownloadTarget?
@@ -35,8 +37,9 @@ public struct TransportRequest: Sendable {
     /// Creates a request.
     public init(
         method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil, timeouts: Timeouts = Timeouts(),
-        maximumResponseSize: Int? = nil, download: DownloadTarget? = nil
+        maximumResponseSize: Int? = nil, trust: TrustPolicy = .default, download: DownloadTarget? = nil
     ) {
+        self.trust = trust
         self.method = method
         self.url = url
         self.headers = headers

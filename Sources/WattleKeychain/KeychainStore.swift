@@ -158,6 +158,9 @@ public final class KeychainStore: Sendable {
     /// Wipes the master key and the key of the `whenUnlocked` classes from memory; their items
     /// then fail with ``KeychainError/interactionNotAllowed`` until ``unlock(with:)``, while
     /// `afterFirstUnlock` items stay readable.
+    ///
+    /// The lock state belongs to this store object: another store or process that opened the
+    /// same file keeps its own keys until it locks too.
     public func lock() {
         state.withLock { state in
             state.engine?.lock()

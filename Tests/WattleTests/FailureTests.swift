@@ -100,7 +100,8 @@ struct CancellationTests {
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.result
-        #expect(ContinuousClock.now - start < .milliseconds(500))
+        // Well before the 5 s the server would take (loose: the suite runs in parallel on 2 cores).
+        #expect(ContinuousClock.now - start < .seconds(2))
         guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
             Issue.record("expected cancelled, got \(result)")
             return

@@ -83,6 +83,25 @@ final class CurlTransfer: @unchecked Sendable {
             check(wattle_curl_easy_setopt_slist(easy, CURLOPT_RESOLVE, resolve), "RESOLVE")
         }
 
+        // TLS trust, decided for this hop's host (see TrustPolicy).
+        if request.url.scheme?.lowercased() == "https", let host = request.url.host {
+            let trust = request.trust.trust(host: host, port: request.url.port ?? 443)
+            // The host name is checked in every form; peer and host checks are never both off.
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "SSL_VERIFYHOST")
+            if !trust.certificates.isEmpty {
+                let bundle = trust.certificates.joined(separator: "\n")
+                check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
+                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, nil), "CAINFO")
+                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CAPATH")
+                check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "SSL_VERIFYPEER")
+            } else {
+                check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1), "SSL_VERIFYPEER")
+            }
+            if !trust.pins.isEmpty {
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";")), "PINNEDPUBLICKEY")
+            }
+        }
+
         // Timeouts.
         check(
             wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(request.timeouts.connect))),

@@ -1,0 +1,40 @@
+// Wattle under the shared benchmark driver (see BenchSupport): Session.get and Session.download.
+import BenchSupport
+import Foundation
+import Wattle
+
+struct WattleClient: BenchClient {
+    let session: Session
+
+    init(_ options: Options) {
+        session = Session(
+            configuration: Configuration {
+                $0.proxy = .none
+                $0.httpVersion = options.http2 ? .http2OverTLS : .http1_1
+                $0.multiplexing = true
+                $0.connectionsPerHost = max(32, options.concurrency)
+                $0.connectionCacheSize = max(64, options.concurrency)
+                // nginx's certificate is self-signed for 127.0.0.1: allowlist it (host name still checked).
+                $0.trust = TrustPolicy(selfSignedHosts: ["127.0.0.1", "localhost"])
+            })
+    }
+
+    func get(_ url: String) async throws -> Int {
+        let response = try await session.get(url)
+        guard response.statusCode == 200 else { throw BenchError.status(response.statusCode) }
+        return response.data.count
+    }
+
+    func download(_ url: String, to path: String) async throws -> Int {
+        let response = try await session.download(url, to: URL(fileURLWithPath: path))
+        guard response.statusCode == 200 else { throw BenchError.status(response.statusCode) }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        return (attributes[.size] as? NSNumber)?.intValue ?? 0
+    }
+}
+
+enum BenchError: Error {
+    case status(Int)
+}
+
+await Bench.main(tool: "wattle") { WattleClient($0) }

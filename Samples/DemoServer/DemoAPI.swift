@@ -1,0 +1,185 @@
+import Foundation
+import Synchronization
+
+/// The demo API: login, token refresh, and protected endpoints.
+///
+/// | route | answer |
+/// | --- | --- |
+/// | `POST /api/login` `{"username","password"}` | `{"access_token","refresh_token","expires_in","token_type"}` |
+/// | `POST /api/refresh` `{"refresh_token"}` | a new token pair; the old refresh token stops working |
+/// | `GET /api/users`, `/api/users/{id}` | users (Bearer token required) |
+/// | `GET /api/emojis` | a few emojis (Bearer) |
+/// | `GET /api/meta?since=DATE` | server facts and changes since a date (Bearer) |
+/// | `GET /api/slow?ms=N` | answers after N ms (Bearer) |
+/// | `GET /api/download/{bytes}` | that many bytes of ``Pattern`` (Bearer) |
+/// | `GET /api/whoami` | the user the token belongs to (Bearer) |
+///
+/// A missing, unknown or expired access token gets `401` with `WWW-Authenticate: Bearer`.
+public final class DemoAPI: Sendable {
+    /// Settings tests and the demo change at run time.
+    public struct Settings: Sendable {
+        /// How long an access token lives.
+        public var accessTokenLifetime: Duration = .seconds(300)
+        /// How long `/api/refresh` takes to answer (to let concurrent requests pile up).
+        public var refreshDelay: Duration = .zero
+        /// When true, `/api/refresh` answers 401 `invalid_grant`.
+        public var rejectRefresh = false
+        /// When true, `/api/refresh` answers 503 (a server fault, not a rejected token).
+        public var failRefreshWithServerError = false
+        /// The accepted username and password.
+        public var username = "demo"
+        /// The accepted password.
+        public var password = "wattle"
+    }
+
+    private struct Token {
+        var user: String
+        var expires: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var settings = Settings()
+        var accessTokens: [String: Token] = [:]
+        var refreshTokens: [String: String] = [:]  // refresh token -> user
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates the API with default settings.
+    public init() {}
+
+    /// Reads or changes the settings.
+    public func configure(_ change: (inout Settings) -> Void) { state.withLock { change(&$0.settings) } }
+
+    /// Makes every issued access token expired, as if time had passed.
+    public func expireAccessTokens() {
+        state.withLock { state in
+            let past = ContinuousClock.now - .seconds(1)
+            for key in state.accessTokens.keys { state.accessTokens[key]?.expires = past }
+        }
+    }
+
+    /// Issues a token pair for a user directly (for tests that skip the login call).
+    public func issueTokens(for user: String = "demo") -> (access: String, refresh: String) {
+        state.withLock { issue(for: user, in: &$0) }
+    }
+
+    private func issue(for user: String, in state: inout State) -> (access: String, refresh: String) {
+        let access = "at_" + Self.randomToken()
+        let refresh = "rt_" + Self.randomToken()
+        state.accessTokens[access] = Token(user: user, expires: .now + state.settings.accessTokenLifetime)
+        state.refreshTokens[refresh] = user
+        return (access, refresh)
+    }
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(generator.next() as UInt64, radix: 36) }.joined()
+    }
+
+    /// The outcome for an `/api/...` request, or nil for other paths.
+    func route(_ request: RouteRequest) -> RouteOutcome? {
+        guard request.path.hasPrefix("/api/") else { return nil }
+        let parts = request.path.split(separator: "/").map(String.init).dropFirst()
+        switch (request.method, Array(parts)) {
+        case ("POST", ["login"]):
+            return login(request)
+        case ("POST", ["refresh"]):
+            return refresh(request)
+        default:
+            break
+        }
+        guard let user = authenticatedUser(request) else {
+            return .respond(
+                status: 401,
+                headers: [("Content-Type", "application/json"), ("WWW-Authenticate", #"Bearer error="invalid_token""#)],
+                body: Array(#"{"error":"invalid_token","message":"missing, unknown or expired access token"}"#.utf8))
+        }
+        switch (request.method, Array(parts)) {
+        case ("GET", ["whoami"]):
+            return TestRoutes.json(200, ["user": user])
+        case ("GET", ["users"]):
+            return jsonArray(Self.users)
+        case ("GET", let path) where path.count == 2 && path[0] == "users":
+            guard let id = Int(path[1]), let found = Self.users.first(where: { ($0["id"] as? Int) == id }) else {
+                return TestRoutes.json(404, ["error": "not_found", "message": "no user \(path[1])"])
+            }
+            return TestRoutes.json(200, found)
+        case ("GET", ["emojis"]):
+            return TestRoutes.json(200, ["koala": "🐨", "wattle": "🌼", "kangaroo": "🦘", "platypus": "🦫"])
+        case ("GET", ["meta"]):
+            let since = request.queryValue("since") ?? "1970-01-01T00:00:00Z"
+            return TestRoutes.json(200, ["server": "Wattle demo API", "version": "1.0", "since": since, "changes": 3])
+        case ("GET", ["slow"]):
+            let milliseconds = Int(request.queryValue("ms") ?? "1000") ?? 1000
+            return .delayed(milliseconds: milliseconds, TestRoutes.json(200, ["slow": true, "ms": milliseconds]))
+        case ("GET", let path) where path.count == 2 && path[0] == "download":
+            return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(path[1]) ?? 0)
+        default:
+            return TestRoutes.json(404, ["error": "not_found", "message": "no route for \(request.method) \(request.path)"])
+        }
+    }
+
+    private func authenticatedUser(_ request: RouteRequest) -> String? {
+        guard let header = request.header("Authorization"), header.hasPrefix("Bearer ") else { return nil }
+        let token = String(header.dropFirst("Bearer ".count))
+        return state.withLock { state in
+            guard let entry = state.accessTokens[token], entry.expires > .now else { return nil }
+            return entry.user
+        }
+    }
+
+    private func body(_ request: RouteRequest) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] ?? [:]
+    }
+
+    private func login(_ request: RouteRequest) -> RouteOutcome {
+        let fields = body(request)
+        let username = fields["username"] as? String ?? ""
+        let password = fields["password"] as? String ?? ""
+        return state.withLock { state in
+            guard username == state.settings.username, password == state.settings.password else {
+                return TestRoutes.json(401, ["error": "invalid_credentials", "message": "wrong username or password"])
+            }
+            let pair = issue(for: username, in: &state)
+            return tokenResponse(pair, lifetime: state.settings.accessTokenLifetime)
+        }
+    }
+
+    private func refresh(_ request: RouteRequest) -> RouteOutcome {
+        let refreshToken = body(request)["refresh_token"] as? String ?? ""
+        let (outcome, delay) = state.withLock { state -> (RouteOutcome, Duration) in
+            let delay = state.settings.refreshDelay
+            if state.settings.failRefreshWithServerError {
+                return (TestRoutes.json(503, ["error": "unavailable", "message": "try again later"]), delay)
+            }
+            guard !state.settings.rejectRefresh, let user = state.refreshTokens.removeValue(forKey: refreshToken) else {
+                return (TestRoutes.json(401, ["error": "invalid_grant", "message": "the refresh token is not valid"]), delay)
+            }
+            let pair = issue(for: user, in: &state)
+            return (tokenResponse(pair, lifetime: state.settings.accessTokenLifetime), delay)
+        }
+        let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+        return milliseconds > 0 ? .delayed(milliseconds: milliseconds, outcome) : outcome
+    }
+
+    private func tokenResponse(_ pair: (access: String, refresh: String), lifetime: Duration) -> RouteOutcome {
+        TestRoutes.json(
+            200,
+            [
+                "access_token": pair.access, "refresh_token": pair.refresh, "token_type": "Bearer",
+                "expires_in": Int(lifetime.components.seconds),
+            ])
+    }
+
+    private func jsonArray(_ array: [[String: any Sendable]]) -> RouteOutcome {
+        let data = (try? JSONSerialization.data(withJSONObject: array, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return .respond(status: 200, headers: [("Content-Type", "application/json")], body: Array(data))
+    }
+
+    static let users: [[String: any Sendable]] = [
+        ["id": 1, "name": "Ada Lovelace", "email": "ada@example.test"],
+        ["id": 2, "name": "Grace Hopper", "email": "grace@example.test"],
+        ["id": 3, "name": "Katherine Johnson", "email": "katherine@example.test"],
+    ]
+}

@@ -1,0 +1,64 @@
+import CCurl
+import Foundation
+
+/// Reads the certificate a TLS server presents, with a handshake and no request.
+///
+/// The blocking `curl_easy_perform` runs on a thread of its own, never on Swift's cooperative pool.
+enum ServerCertificateReader {
+    static func leafCertificatePEM(host: String, port: Int, timeout: Duration) async throws(WattleError) -> String {
+        precondition(CurlGlobal.initialized)
+        let result: Result<String, WattleError> = await withCheckedContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(returning: read(host: host, port: port, timeout: timeout))
+            }
+            thread.name = "wattle-certificate-reader"
+            thread.start()
+        }
+        return try result.get()
+    }
+
+    private static func read(host: String, port: Int, timeout: Duration) -> Result<String, WattleError> {
+        guard let easy = curl_easy_init() else { return .failure(.transport(code: -1, message: "cannot create a curl handle")) }
+        defer { curl_easy_cleanup(easy) }
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: wattle_curl_error_size)
+        errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
+        defer { errorBuffer.deallocate() }
+        let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        _ = wattle_curl_easy_setopt_string(easy, CURLOPT_URL, "https://\(hostPart):\(port)/")
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CERTINFO, 1)
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        _ = wattle_curl_easy_setopt_string(easy, CURLOPT_PROXY, "")
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
+        // Read, not trust: the chain is not verified, the host name still is.
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, CurlTransfer.milliseconds(timeout)))
+        let code = curl_easy_perform(easy)
+        guard code == CURLE_OK else {
+            let message = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+            switch code {
+            case CURLE_COULDNT_RESOLVE_HOST: return .failure(.cannotResolveHost(host))
+            case CURLE_COULDNT_CONNECT: return .failure(.cannotConnect(host: host, port: port, reason: message))
+            case CURLE_PEER_FAILED_VERIFICATION:
+                return .failure(.untrustedCertificate(host: host, reason: CurlTransfer.certificateReason(message)))
+            default: return .failure(.transport(code: Int(code.rawValue), message: message))
+            }
+        }
+        var raw: UnsafeMutableRawPointer?
+        guard wattle_curl_easy_getinfo_pointer(easy, CURLINFO_CERTINFO, &raw) == CURLE_OK, let raw else {
+            return .failure(.transport(code: -1, message: "the server presented no certificate"))
+        }
+        let info = raw.assumingMemoryBound(to: curl_certinfo.self)
+        guard wattle_curl_certinfo_count(info) > 0 else {
+            return .failure(.transport(code: -1, message: "the server presented no certificate"))
+        }
+        var line = wattle_curl_certinfo_at(info, 0)
+        while let current = line {
+            let text = String(cString: current.pointee.data)
+            if text.hasPrefix("Cert:") { return .success(String(text.dropFirst(5))) }
+            line = UnsafePointer(current.pointee.next)
+        }
+        return .failure(.transport(code: -1, message: "the server's certificate was not reported"))
+    }
+}

@@ -1,0 +1,118 @@
+/// Which TLS certificates a session accepts, host by host.
+///
+/// The default verifies every server fully against the system's CA store. For development
+/// and test hosts with self-signed certificates, three ways to trust them, strongest first:
+///
+/// ```swift
+/// var trust = TrustPolicy()
+/// // 1. Pin the server's public key (the key must match; see PublicKeyPin to compute a pin).
+/// trust.pin("dev.internal.test", to: ["sha256//r5pY7vZ2LZ0YkYQfX0eNyN3T5f3Ndq2Y6n0rN3xV7oQ="])
+/// // 2. Trust one given certificate (PEM) for a host; its name is still checked.
+/// trust.trust(certificatePEM: pem, for: "staging.internal.test")
+/// // 3. Accept whatever self-signed certificate the host presents (its name is still checked).
+/// trust.selfSignedHosts = ["localhost", "*.dev.example.test"]
+/// ```
+///
+/// Host patterns match exactly and case-insensitively: `localhost` matches `LOCALHOST` but not
+/// `evil-localhost`, `local` or `localhost.evil.test`. A pattern starting with `*.` matches
+/// exactly one more label (`*.dev.example.test` matches `api.dev.example.test`, not
+/// `dev.example.test` or `a.b.dev.example.test`). A pattern with a port (`localhost:8443`)
+/// matches only that port. Every host not listed is verified fully: fail closed.
+///
+/// Peer and host-name verification are never both off: the host name is checked in every
+/// form. Allowlisting accepts any certificate for that name; it is for development hosts only,
+/// never production.
+public struct TrustPolicy: Sendable, Hashable {
+    /// Hosts whose self-signed certificate is accepted (host-name check kept).
+    public var selfSignedHosts: [String]
+    /// Certificates (PEM) trusted for a host pattern, instead of the system CA store.
+    public var trustedCertificates: [String: [String]]
+    /// Public-key pins (`sha256//<base64>`) required for a host pattern.
+    public var pinnedKeys: [String: [String]]
+
+    /// Full verification against the system CA store for every host.
+    public init(
+        selfSignedHosts: [String] = [], trustedCertificates: [String: [String]] = [:], pinnedKeys: [String: [String]] = [:]
+    ) {
+        self.selfSignedHosts = selfSignedHosts
+        self.trustedCertificates = trustedCertificates
+        self.pinnedKeys = pinnedKeys
+    }
+
+    /// Full verification for every host: the default.
+    public static let `default` = TrustPolicy()
+
+    /// Trusts `certificatePEM` (one or more PEM certificates) for hosts matching `pattern`.
+    public mutating func trust(certificatePEM: String, for pattern: String) {
+        trustedCertificates[pattern, default: []].append(certificatePEM)
+    }
+
+    /// Requires the public key of hosts matching `pattern` to match one of `pins`
+    /// (`sha256//<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`). A pinned host whose
+    /// certificate is self-signed is accepted when the key matches.
+    public mutating func pin(_ pattern: String, to pins: [String]) {
+        pinnedKeys[pattern, default: []].append(contentsOf: pins)
+    }
+
+    /// What applies to one host.
+    struct HostTrust: Hashable, Sendable {
+        /// Accept a certificate that does not chain to a trusted CA.
+        var acceptSelfSigned = false
+        /// PEM certificates to trust instead of the system store.
+        var certificates: [String] = []
+        /// Required pins.
+        var pins: [String] = []
+
+        /// Whether verification is relaxed from the default in any way.
+        var isRelaxed: Bool { acceptSelfSigned || (!pins.isEmpty && certificates.isEmpty) }
+    }
+
+    /// The trust settings for `host:port`.
+    func trust(host: String, port: Int) -> HostTrust {
+        var result = HostTrust()
+        result.acceptSelfSigned = selfSignedHosts.contains { HostPattern.matches($0, host: host, port: port) }
+        for (pattern, pems) in trustedCertificates where HostPattern.matches(pattern, host: host, port: port) {
+            result.certificates.append(contentsOf: pems)
+        }
+        for (pattern, pins) in pinnedKeys where HostPattern.matches(pattern, host: host, port: port) {
+            result.pins.append(contentsOf: pins)
+        }
+        // A pin is a stronger check than chain validation: with a pin and no other trust, the
+        // key must match and the chain may be self-signed.
+        if !result.pins.isEmpty && result.certificates.isEmpty { result.acceptSelfSigned = true }
+        return result
+    }
+}
+
+/// Host pattern matching for ``TrustPolicy``.
+enum HostPattern {
+    /// Whether `pattern` (`host`, `host:port`, `*.suffix`, `[v6]:port`) matches `host` on `port`.
+    static func matches(_ pattern: String, host: String, port: Int) -> Bool {
+        var patternHost = pattern.trimmingWhitespace().lowercased()
+        var patternPort: Int?
+        if patternHost.hasPrefix("[") {
+            // [::1] or [::1]:8443
+            guard let close = patternHost.firstIndex(of: "]") else { return false }
+            let rest = patternHost[patternHost.index(after: close)...]
+            if rest.hasPrefix(":") { patternPort = Int(rest.dropFirst()) }
+            patternHost = String(patternHost[patternHost.index(after: patternHost.startIndex)..<close])
+        } else if let colon = patternHost.lastIndex(of: ":"), patternHost.firstIndex(of: ":") == colon {
+            patternPort = Int(patternHost[patternHost.index(after: colon)...])
+            guard patternPort != nil else { return false }
+            patternHost = String(patternHost[..<colon])
+        }
+        if let patternPort, patternPort != port { return false }
+        var candidate = host.lowercased()
+        if candidate.hasPrefix("[") && candidate.hasSuffix("]") { candidate = String(candidate.dropFirst().dropLast()) }
+        while candidate.hasSuffix(".") { candidate.removeLast() }
+        while patternHost.hasSuffix(".") { patternHost.removeLast() }
+        guard !patternHost.isEmpty, !candidate.isEmpty else { return false }
+        if patternHost.hasPrefix("*.") {
+            let suffix = patternHost.dropFirst(1)  // ".example.test"
+            guard suffix.count > 1, candidate.hasSuffix(suffix) else { return false }
+            let label = candidate.dropLast(suffix.count)
+            return !label.isEmpty && !label.contains(".") && !label.contains("*")
+        }
+        return patternHost == candidate
+    }
+}

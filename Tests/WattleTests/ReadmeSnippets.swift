@@ -1,0 +1,93 @@
+// Every Swift snippet of README.md, compiled. ReadmeSnippetTests checks this file holds
+// each snippet verbatim, so the README cannot drift from code that builds.
+// Regenerate with: make readme-snippets
+// swift-format-ignore-file
+import Foundation
+
+import Wattle
+
+struct User: Codable, Sendable {
+    var id: Int
+    var name: String
+}
+
+func tour() async throws {
+    let session = Session(configuration: Configuration {
+        $0.baseURL = URL(string: "https://api.example.com/v1/")
+        $0.defaultHeaders["Accept"] = "application/json"
+        $0.timeouts.total = .seconds(20)
+    })
+
+    // GET with query parameters, encoded per RFC 3986 in the order given:
+    // https://api.example.com/v1/users?q=ada%20lovelace&page=2
+    let page = try await session.get("users", parameters: ["q": "ada lovelace", "page": 2])
+    let users = try page.decode([User].self)
+
+    // POST a JSON body, from parameters or from any Encodable.
+    let created = try await session.post("users", json: User(id: 0, name: "Grace"))
+    print(created.statusCode, users.count)
+
+    // Errors say what happened; a non-2xx status keeps the whole response, body included.
+    do {
+        _ = try await session.delete("users/42")
+    } catch .httpStatus(let response) {
+        print("HTTP \(response.statusCode): \(response.string ?? "")")
+    } catch .timedOut(let phase, let after, _) {
+        print("timed out in the \(phase) phase after \(after)")
+    } catch {
+        print(error)  // one clear line, never a token
+    }
+}
+
+import Wattle
+
+func endpoints() async throws {
+    Session.configureShared { $0.baseURL = URL(string: "https://api.example.com/v1/") }
+    let users = try await "users".get(parameters: ["page": 1])
+    print(users.statusCode)
+    "users".post(parameters: ["name": "Ada"]) { response in
+        if let error = response.error { print(error) } else { print(response.statusCode) }
+    }
+}
+
+import Wattle
+
+func developmentHost(pem: String) async throws {
+    let session = Session(configuration: Configuration {
+        $0.trust.selfSignedHosts = ["localhost", "*.dev.example.test"]   // exact names only
+        $0.trust.trust(certificatePEM: pem, for: "staging.example.test")  // stronger
+    })
+    _ = try await session.get("https://localhost:8443/health")
+}
+
+import Wattle
+
+func fetchImage(session: Session) async throws {
+    let destination = URL(fileURLWithPath: "/tmp/image.iso")
+    let response = try await session.download("images/latest.iso", to: destination) { progress in
+        print(progress.fractionCompleted ?? 0)
+    }
+    print(response.fileURL?.path ?? "")
+}
+
+import WattleKeychain
+
+func remember() throws {
+    let keychain = Keychain(service: "api.example.com")
+    try keychain.set("s3cret", forKey: "password")
+    let password = try keychain.string(forKey: "password")
+    print(password != nil)
+}
+
+import Wattle
+import WattleTesting
+
+func stubbed() async throws {
+    let stub = StubTransport()
+    stub.on(.get, "/v1/users/42", json: #"{"id":42,"name":"Ada"}"#)
+    let session = Session(
+        configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com/v1/") },
+        transport: stub)
+    let response = try await session.get("users/42")
+    print(response.statusCode)
+}

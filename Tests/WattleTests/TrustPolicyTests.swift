@@ -1,0 +1,286 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import Wattle
+import WattleDemoServer
+
+/// TLS servers with certificates made at test time.
+enum TLSServers {
+    /// A self-signed certificate for `localhost` and 127.0.0.1.
+    static let identity = Result { try TLSIdentity.selfSigned(names: ["localhost"], addresses: ["127.0.0.1"]) }
+    /// Another self-signed certificate (another key) for the same names.
+    static let otherIdentity = Result { try TLSIdentity.selfSigned(names: ["localhost"], addresses: ["127.0.0.1"]) }
+    /// An expired certificate for the same names.
+    static let expiredIdentity = Result {
+        try TLSIdentity.selfSigned(
+            names: ["localhost"], addresses: ["127.0.0.1"], validFrom: Date(timeIntervalSinceNow: -86_400 * 30),
+            validUntil: Date(timeIntervalSinceNow: -86_400))
+    }
+    private static let main = Task { try await DemoServer.start(tls: try identity.get()) }
+    private static let other = Task { try await DemoServer.start(tls: try otherIdentity.get()) }
+    private static let expired = Task { try await DemoServer.start(tls: try expiredIdentity.get()) }
+
+    static func server() async throws -> DemoServer { try await main.value }
+    static func otherServer() async throws -> DemoServer { try await other.value }
+    static func expiredServer() async throws -> DemoServer { try await expired.value }
+}
+
+func tlsSession(_ configure: (inout Configuration) -> Void) -> Session {
+    var configuration = Configuration()
+    configuration.proxy = .none
+    configure(&configuration)
+    return Session(configuration: configuration)
+}
+
+func isUntrusted(_ error: WattleError, host: String? = nil, reasonContains: String? = nil) -> Bool {
+    guard case .untrustedCertificate(let errorHost, let reason) = error else { return false }
+    if let host, errorHost != host { return false }
+    if let reasonContains, !reason.lowercased().contains(reasonContains) { return false }
+    return true
+}
+
+@Suite("TLS trust: self-signed allowlist, trusted certificates, pins, fail closed")
+struct TrustPolicyTests {
+    @Test("an unlisted self-signed host fails with the reason and advice; an allowlisted one succeeds")
+    func allowlist() async throws {
+        let server = try await TLSServers.server()
+        await expectWattleError({ _ = try await tlsSession { _ in }.get(server.url("user").absoluteString) }) { error in
+            isUntrusted(error, host: "127.0.0.1", reasonContains: "self")
+                && error.description.contains("selfSignedHosts") && error.description.contains("never allowlist a production host")
+        }
+        let allowed = tlsSession { $0.trust.selfSignedHosts = ["127.0.0.1"] }
+        #expect(try await allowed.get(server.url("user").absoluteString).statusCode == 200)
+    }
+
+    @Test("host patterns are exact and case-insensitive: LOCALHOST matches localhost")
+    func caseInsensitive() async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession { $0.trust.selfSignedHosts = ["LOCALHOST"] }
+        #expect(try await session.get(server.url("user", host: "localhost").absoluteString).statusCode == 200)
+    }
+
+    @Test("local, host, evil-localhost and localhost.evil do not match localhost", arguments: [
+        "local", "host", "evil-localhost", "localhost.evil", "calhost", "*.localhost", "localhost:1",
+    ])
+    func noSubstringMatch(pattern: String) async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession { $0.trust.selfSignedHosts = [pattern] }
+        await expectWattleError({ _ = try await session.get(server.url("user", host: "localhost").absoluteString) }) {
+            isUntrusted($0, host: "localhost")
+        }
+    }
+
+    @Test("an allowlisted name does not cover a different host that resolves to the same server")
+    func evilHostNotCovered() async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession {
+            $0.trust.selfSignedHosts = ["localhost"]
+            $0.hostOverrides = [.init(host: "evil-localhost", port: server.port, address: "127.0.0.1")]
+        }
+        await expectWattleError({ _ = try await session.get(server.url("user", host: "evil-localhost").absoluteString) }) {
+            isUntrusted($0)
+        }
+    }
+
+    @Test("an allowlisted host still has its name checked: a certificate for another name is refused")
+    func allowlistKeepsHostCheck() async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession {
+            $0.trust.selfSignedHosts = ["wrong.example.test"]
+            $0.hostOverrides = [.init(host: "wrong.example.test", port: server.port, address: "127.0.0.1")]
+        }
+        await expectWattleError({ _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString) }) {
+            isUntrusted($0, host: "wrong.example.test", reasonContains: "mismatch")
+        }
+    }
+
+    @Test("a trusted certificate is accepted for its host, and a host-name mismatch is still refused")
+    func trustedCertificate() async throws {
+        let server = try await TLSServers.server()
+        let pem = try TLSServers.identity.get().certificatePEM
+        let session = tlsSession {
+            $0.trust.trust(certificatePEM: pem, for: "127.0.0.1")
+            $0.trust.trust(certificatePEM: pem, for: "wrong.example.test")
+            $0.hostOverrides = [.init(host: "wrong.example.test", port: server.port, address: "127.0.0.1")]
+        }
+        #expect(try await session.get(server.url("user").absoluteString).statusCode == 200)
+        await expectWattleError({ _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString) }) {
+            isUntrusted($0, host: "wrong.example.test", reasonContains: "mismatch")
+        }
+    }
+
+    @Test("a certificate trusted for one host does not make another server's certificate trusted")
+    func trustedCertificateIsSpecific() async throws {
+        let other = try await TLSServers.otherServer()
+        let pem = try TLSServers.identity.get().certificatePEM
+        let session = tlsSession { $0.trust.trust(certificatePEM: pem, for: "127.0.0.1") }
+        await expectWattleError({ _ = try await session.get(other.url("user").absoluteString) }) { isUntrusted($0) }
+    }
+
+    @Test("an expired certificate fails with a reason that says so, even when trusted by certificate")
+    func expired() async throws {
+        let server = try await TLSServers.expiredServer()
+        let pem = try TLSServers.expiredIdentity.get().certificatePEM
+        let session = tlsSession { $0.trust.trust(certificatePEM: pem, for: "127.0.0.1") }
+        await expectWattleError({ _ = try await session.get(server.url("user").absoluteString) }) {
+            isUntrusted($0, host: "127.0.0.1", reasonContains: "expired")
+        }
+    }
+
+    @Test("the right pin succeeds; a wrong pin fails with pinMismatch")
+    func pins() async throws {
+        let server = try await TLSServers.server()
+        let right = try PublicKeyPin.pin(forCertificatePEM: try TLSServers.identity.get().certificatePEM)
+        let wrong = try PublicKeyPin.pin(forCertificatePEM: try TLSServers.otherIdentity.get().certificatePEM)
+        #expect(right != wrong)
+        let pinned = tlsSession { $0.trust.pin("127.0.0.1", to: [right]) }
+        #expect(try await pinned.get(server.url("user").absoluteString).statusCode == 200)
+        let mispinned = tlsSession { $0.trust.pin("127.0.0.1", to: [wrong]) }
+        await expectWattleError({ _ = try await mispinned.get(server.url("user").absoluteString) }) { error in
+            if case .pinMismatch(let host) = error { return host == "127.0.0.1" && error.description.contains("pin") }
+            return false
+        }
+        // A pin adds to the allowlist: allowlisted and wrongly pinned still fails.
+        let both = tlsSession {
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.trust.pin("127.0.0.1", to: [wrong])
+        }
+        await expectWattleError({ _ = try await both.get(server.url("user").absoluteString) }) {
+            if case .pinMismatch = $0 { return true }
+            return false
+        }
+    }
+
+    @Test("a redirect from an allowlisted host to an unlisted self-signed host fails")
+    func redirectGetsTargetPolicy() async throws {
+        let server = try await TLSServers.server()
+        let other = try await TLSServers.otherServer()
+        let session = tlsSession { $0.trust.selfSignedHosts = ["localhost"] }
+        let target = other.url("user").absoluteString  // https://127.0.0.1:other/user: unlisted
+        await expectWattleError({
+            _ = try await session.get(server.url("redirect/302", host: "localhost").absoluteString, parameters: ["to": target])
+        }) { isUntrusted($0, host: "127.0.0.1") }
+        // The same redirect to an allowlisted host is followed.
+        let sameHost = other.url("user", host: "localhost").absoluteString
+        let response = try await session.get(
+            server.url("redirect/302", host: "localhost").absoluteString, parameters: ["to": sameHost])
+        #expect(response.statusCode == 200 && response.url.port == other.port)
+    }
+
+    @Test("after a request to an allowlisted host, an unlisted host on the same server and session still fails")
+    func noRelaxedConnectionReuse() async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession { $0.trust.selfSignedHosts = ["localhost"] }
+        for _ in 0..<3 {
+            #expect(try await session.get(server.url("user", host: "localhost").absoluteString).statusCode == 200)
+            await expectWattleError({ _ = try await session.get(server.url("user").absoluteString) }) {
+                isUntrusted($0, host: "127.0.0.1")
+            }
+        }
+        // And the allowlisted connection is still reused for its own host.
+        let again = try await session.get(server.url("user", host: "localhost").absoluteString)
+        #expect(again.metrics.reusedConnection)
+    }
+
+    @Test("the pin of a server equals the pin of its PEM and the one openssl computes")
+    func pinHelper() async throws {
+        let server = try await TLSServers.server()
+        let pem = try TLSServers.identity.get().certificatePEM
+        let fromPEM = try PublicKeyPin.pin(forCertificatePEM: pem)
+        let fromServer = try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: server.port)
+        #expect(fromPEM == fromServer)
+        #expect(fromPEM.hasPrefix("sha256//"))
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("cert.pem")
+        try pem.write(to: file, atomically: true, encoding: .utf8)
+        let openssl = Process()
+        openssl.executableURL = URL(fileURLWithPath: "/bin/sh")
+        openssl.arguments = [
+            "-c",
+            "openssl x509 -in '\(file.path)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+        ]
+        let pipe = Pipe()
+        openssl.standardOutput = pipe
+        try openssl.run()
+        openssl.waitUntilExit()
+        let expected = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(fromPEM == "sha256//" + expected)
+    }
+
+    @Test("the first request to a relaxed host logs one warning; full verification logs none")
+    func warningLoggedOnce() async throws {
+        let server = try await TLSServers.server()
+        let capture = CapturedLogs()
+        let session = tlsSession {
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.logger = Logger(label: "test") { _ in CapturingLogHandler(capture: capture) }
+        }
+        for _ in 0..<3 { _ = try await session.get(server.url("user").absoluteString) }
+        let warnings = capture.messages.filter { $0.level == .warning }
+        #expect(warnings.count == 1)
+        #expect(warnings.first?.text.contains("127.0.0.1") == true)
+        #expect(warnings.first?.text.contains("development hosts only") == true)
+    }
+}
+
+@Suite("Host patterns")
+struct HostPatternTests {
+    @Test("exact, case-insensitive, no substring, wildcard one label deep, optional port")
+    func matching() {
+        #expect(HostPattern.matches("localhost", host: "LOCALHOST", port: 443))
+        #expect(!HostPattern.matches("localhost", host: "evil-localhost", port: 443))
+        #expect(!HostPattern.matches("local", host: "localhost", port: 443))
+        #expect(!HostPattern.matches("localhost", host: "localhost.evil.test", port: 443))
+        #expect(HostPattern.matches("*.example.test", host: "api.example.test", port: 443))
+        #expect(HostPattern.matches("*.example.test", host: "API.Example.Test", port: 443))
+        #expect(!HostPattern.matches("*.example.test", host: "example.test", port: 443))
+        #expect(!HostPattern.matches("*.example.test", host: "a.b.example.test", port: 443))
+        #expect(!HostPattern.matches("*.example.test", host: "evilexample.test", port: 443))
+        #expect(HostPattern.matches("localhost:8443", host: "localhost", port: 8443))
+        #expect(!HostPattern.matches("localhost:8443", host: "localhost", port: 443))
+        #expect(HostPattern.matches("[::1]", host: "::1", port: 443))
+        #expect(HostPattern.matches("[::1]:8443", host: "[::1]", port: 8443))
+        #expect(!HostPattern.matches("", host: "localhost", port: 443))
+        #expect(!HostPattern.matches("*", host: "localhost", port: 443))
+    }
+
+    @Test("a pin alone accepts a self-signed chain only with the key; a trusted certificate keeps full verification")
+    func combination() {
+        var policy = TrustPolicy()
+        policy.pin("a.test", to: ["sha256//x"])
+        #expect(policy.trust(host: "a.test", port: 443).acceptSelfSigned)
+        policy.trust(certificatePEM: "pem", for: "a.test")
+        #expect(!policy.trust(host: "a.test", port: 443).acceptSelfSigned)
+        #expect(!TrustPolicy().trust(host: "a.test", port: 443).isRelaxed)
+    }
+}
+
+/// Collects log lines.
+final class CapturedLogs: Sendable {
+    struct Line: Sendable {
+        var level: Logger.Level
+        var text: String
+    }
+    private let lines = Mutex<[Line]>([])
+    var messages: [Line] { lines.withLock { $0 } }
+    func append(_ line: Line) { lines.withLock { $0.append(line) } }
+}
+
+/// A log handler that records every line, at every level.
+struct CapturingLogHandler: LogHandler {
+    let capture: CapturedLogs
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .trace
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        capture.append(.init(level: event.level, text: "\(event.message)"))
+    }
+}
