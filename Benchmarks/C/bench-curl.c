@@ -95,11 +95,13 @@ static void common(CURL *easy, const char *url, long version, const char *cafile
     if (cafile && *cafile) curl_easy_setopt(easy, CURLOPT_CAINFO, cafile);
 }
 
+static long rss_start = -1;
+
 static void report(const char *mode, long requests, double seconds, double cpu_seconds, long long bytes,
                    long errors, long rss_warm, long rss_end) {
     printf("{\"tool\":\"curl\",\"mode\":\"%s\",\"requests\":%ld,\"seconds\":%.6f,\"cpu\":%.6f,"
-           "\"maxrss_kb\":%ld,\"bytes\":%lld,\"errors\":%ld",
-           mode, requests, seconds, cpu_seconds, status_kb("VmHWM"), bytes, errors);
+           "\"maxrss_kb\":%ld,\"rss_start_kb\":%ld,\"bytes\":%lld,\"errors\":%ld",
+           mode, requests, seconds, cpu_seconds, status_kb("VmHWM"), rss_start, bytes, errors);
     if (rss_warm >= 0) printf(",\"rss_warm_kb\":%ld,\"rss_end_kb\":%ld", rss_warm, rss_end);
     printf("}\n");
     fflush(stdout);
@@ -241,6 +243,7 @@ int main(int argc, char **argv) {
                         "download URL FILE [h1|h2] [CAFILE]\n");
         return 2;
     }
+    rss_start = status_kb("VmRSS");
     curl_global_init(CURL_GLOBAL_ALL);
     const char *mode = argv[1], *url = argv[2];
     int rc;

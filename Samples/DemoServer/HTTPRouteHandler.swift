@@ -28,6 +28,8 @@ struct RouteRequest: Sendable {
     var query: String
     var headers: [(String, String)]
     var body: [UInt8]
+    /// How many requests arrived for this path so far, this one included.
+    var hitCount = 1
 
     /// Query parameters, percent-decoded, in order.
     var queryItems: [(String, String)] {
@@ -86,10 +88,10 @@ final class HTTPRouteHandler: ChannelInboundHandler {
                 path = uri
                 query = ""
             }
-            stats.record(path: path)
+            let hits = stats.record(path: path)
             let request = RouteRequest(
                 method: head.method.rawValue, uri: uri, path: path, query: query,
-                headers: head.headers.map { ($0.name, $0.value) }, body: body)
+                headers: head.headers.map { ($0.name, $0.value) }, body: body, hitCount: hits)
             perform(routes(request), context: context, keepAlive: head.isKeepAlive, version: head.version)
         }
     }

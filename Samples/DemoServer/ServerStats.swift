@@ -14,6 +14,13 @@ public final class ServerStats: Sendable {
     /// How many TCP connections were accepted.
     public var connectionCount: Int { connections.load(ordering: .relaxed) }
 
-    func record(path: String) { counts.withLock { $0[path, default: 0] += 1 } }
+    /// Counts a request and returns how many arrived for `path`, this one included.
+    @discardableResult
+    func record(path: String) -> Int {
+        counts.withLock { counts in
+            counts[path, default: 0] += 1
+            return counts[path]!
+        }
+    }
     func recordConnection() { connections.add(1, ordering: .relaxed) }
 }

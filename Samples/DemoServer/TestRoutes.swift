@@ -15,6 +15,7 @@ import Foundation
 /// | `/close` | the connection closes without an answer |
 /// | `/gzip` | a gzip-encoded JSON body |
 /// | `/response-headers?name=value` | those headers, repeated names kept |
+/// | `/flaky/{id}?failures=N&status=S&retry_after=T` | status S (with `Retry-After: T`) N times, then 200 |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -51,6 +52,16 @@ enum TestRoutes {
                 body: Gzip.stored(body))
         case ("response-headers", _):
             return .respond(status: 200, headers: request.queryItems + [("Content-Type", "text/plain")], body: Array("ok".utf8))
+        case ("flaky", 2):
+            // The first `failures` requests to this path fail with `status` and `Retry-After`.
+            let failures = Int(request.queryValue("failures") ?? "1") ?? 1
+            if request.hitCount <= failures {
+                let status = Int(request.queryValue("status") ?? "503") ?? 503
+                var headers = [("Content-Type", "application/json")]
+                if let retryAfter = request.queryValue("retry_after") { headers.append(("Retry-After", retryAfter)) }
+                return .respond(status: status, headers: headers, body: Array(#"{"error":"try again"}"#.utf8))
+            }
+            return json(200, ["attempt": request.hitCount])
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):

@@ -33,6 +33,10 @@ public struct Configuration: Sendable {
     /// Which TLS certificates are trusted, host by host. Default: full verification against
     /// the system CA store for every host. See ``TrustPolicy``.
     public var trust = TrustPolicy.default
+    /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for none.
+    public var authenticator: Authenticator?
+    /// Retries idempotent requests on transient failures; nil (the default) for none.
+    public var retry: RetryPolicy?
     /// Whether and how far redirects are followed. Default: up to 10 hops.
     public var redirects = RedirectPolicy.follow(maximumHops: 10)
     /// The largest response body kept in memory, in bytes; larger bodies fail with

@@ -28,7 +28,7 @@ extension Session {
         }
         var response: Response
         do {
-            response = try await execute(request, download: .init(file: temporary, progress: progress))
+            response = try await sendRetrying(request, download: .init(file: temporary, progress: progress))
         } catch {
             unlink(temporary.path)
             throw error

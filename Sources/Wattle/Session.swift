@@ -27,7 +27,19 @@ public final class Session: Sendable {
     public init(configuration: Configuration = Configuration(), transport: any Transport) {
         self.configuration = configuration
         self.transport = transport
+        if let authenticator = configuration.authenticator {
+            var bare = configuration
+            bare.authenticator = nil
+            auth = AuthCoordinator(
+                authenticator: authenticator, bareSession: Session(configuration: bare, transport: transport),
+                logger: configuration.logger)
+        } else {
+            auth = nil
+        }
     }
+
+    /// The token state, when an authenticator is configured.
+    let auth: AuthCoordinator?
 
     private static let sharedSession = Mutex<Session?>(nil)
 
@@ -65,7 +77,56 @@ public final class Session: Sendable {
     /// - Throws: ``WattleError``; a status outside `200..<300` is
     ///   ``WattleError/httpStatus(_:)`` carrying the whole response.
     public func send(_ request: Request) async throws(WattleError) -> Response {
-        try await execute(request, download: nil)
+        try await sendRetrying(request, download: nil)
+    }
+
+    /// Sends with the retry policy, if any, around the authenticated exchange.
+    func sendRetrying(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError) -> Response {
+        guard let retry = configuration.retry else { return try await sendAuthenticated(request, download: download) }
+        var attempt = 1
+        while true {
+            do {
+                return try await sendAuthenticated(request, download: download)
+            } catch {
+                guard let delay = retry.delay(after: error, attempt: attempt, method: request.method) else { throw error }
+                configuration.logger.debug(
+                    "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)")
+                do {
+                    try await Task.sleep(for: delay)
+                } catch {
+                    throw .cancelled
+                }
+                attempt += 1
+            }
+        }
+    }
+
+    /// Adds the token for the API's origin; on an auth failure, refreshes (once for all
+    /// concurrent requests) and retries once.
+    func sendAuthenticated(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError)
+        -> Response
+    {
+        guard let auth, let authenticator = configuration.authenticator, let baseURL = configuration.baseURL,
+            !request.headers.contains("Authorization"),
+            Origin(try request.url(relativeTo: baseURL)) == Origin(baseURL)
+        else {
+            return try await execute(request, download: download)
+        }
+        guard let (token, version) = try await auth.current() else {
+            return try await execute(request, download: download)
+        }
+        var authorized = request
+        authorized.headers["Authorization"] = token.authorizationValue
+        do {
+            return try await execute(authorized, download: download)
+        } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
+            let (fresh, _) = try await auth.refresh(after: version)
+            guard let fresh else {
+                throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")
+            }
+            authorized.headers["Authorization"] = fresh.authorizationValue
+            return try await execute(authorized, download: download)
+        }
     }
 
     /// Resolves, sends and follows redirects; downloads stream to `download`'s file.
@@ -93,6 +154,9 @@ public final class Session: Sendable {
             var final = response
             final.metrics.redirectCount = hops
             log(current, outcome: "\(final.statusCode) (\(final.metrics.bytesReceived) bytes)", start: start)
+            if configuration.logger.logLevel <= .trace {
+                configuration.logger.trace("request headers:\n\(current.headers)\nresponse headers:\n\(final.headers)")
+            }
             guard (200..<300).contains(final.statusCode) else { throw .httpStatus(final) }
             return final
         }

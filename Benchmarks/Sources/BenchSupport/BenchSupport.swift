@@ -116,13 +116,19 @@ public enum Bench {
         var line =
             "{\"tool\":\"\(tool)\",\"mode\":\"\(mode)\",\"requests\":\(requests),"
             + String(format: "\"seconds\":%.6f,\"cpu\":%.6f,", seconds, cpu)
-            + "\"maxrss_kb\":\(statusKB("VmHWM")),\"bytes\":\(bytes),\"errors\":\(errors)"
+            + "\"maxrss_kb\":\(statusKB("VmHWM")),\"rss_start_kb\":\(rssAtStart),"
+            + "\"bytes\":\(bytes),\"errors\":\(errors)"
         for (key, value) in extra { line += ",\"\(key)\":\(value)" }
         say(line + "}")
     }
 
     /// Parses the command line, makes the client, runs the mode, prints the line, exits.
+    /// VmRSS when the program started, before the client was made (the Swift runtime and
+    /// Foundation alone).
+    nonisolated(unsafe) static var rssAtStart = -1
+
     public static func main(tool: String, makeClient: (Options) throws -> any BenchClient) async {
+        rssAtStart = statusKB("VmRSS")
         guard let options = Options.parse(CommandLine.arguments) else {
             fail(
                 "usage: \(tool) seq|flat URL N [h1|h2] [CAFILE] | conc URL N C [h1|h2] [CAFILE] | download URL FILE [h1|h2] [CAFILE]"

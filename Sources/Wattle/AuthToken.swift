@@ -1,0 +1,85 @@
+public import Foundation
+
+/// An access token, with its refresh token and expiry, as an API hands them out.
+///
+/// Its descriptions never show a whole token:
+///
+/// ```swift
+/// let token = AuthToken(accessToken: "eyJhbGciOiJIUzI1NiJ9.payload.sig", refreshToken: "rt_123",
+///                       expiresAt: Date(timeIntervalSinceNow: 3600))
+/// print(token)   // AuthToken(Bearer eyJh…sig, refresh token set, expires in 3600 s)
+/// ```
+public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
+    CustomReflectable
+{
+    /// The token sent as `Authorization: <type> <accessToken>`.
+    public var accessToken: String
+    /// The token that obtains a new access token, if the API issues one.
+    public var refreshToken: String?
+    /// When the access token expires, if known.
+    public var expiresAt: Date?
+    /// The scheme in the `Authorization` header. Default `Bearer`.
+    public var tokenType: String
+
+    /// Creates a token.
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil, tokenType: String = "Bearer") {
+        self.accessToken = accessToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.tokenType = tokenType
+    }
+
+    /// Reads an OAuth 2 token response (RFC 6749 section 5.1): `access_token`,
+    /// `refresh_token`, `expires_in` (seconds) and `token_type`.
+    ///
+    /// - Parameter previous: the token being refreshed; its refresh token is kept when the
+    ///   response carries none.
+    public init(oauthResponse response: Response, previous: AuthToken? = nil) throws(WattleError) {
+        struct Body: Decodable {
+            var access_token: String
+            var refresh_token: String?
+            var expires_in: Double?
+            var token_type: String?
+        }
+        let body = try response.decode(Body.self)
+        self.init(
+            accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
+            expiresAt: body.expires_in.map { Date(timeIntervalSinceNow: $0) },
+            tokenType: body.token_type.map { $0.lowercased() == "bearer" ? "Bearer" : $0 } ?? "Bearer")
+    }
+
+    /// The `Authorization` header value.
+    public var authorizationValue: String { "\(tokenType) \(accessToken)" }
+
+    /// Whether the token expires within `leeway` from now (false when the expiry is unknown).
+    public func isExpired(leeway: Duration = .zero) -> Bool {
+        guard let expiresAt else { return false }
+        let (seconds, attoseconds) = leeway.components
+        return expiresAt.timeIntervalSinceNow <= Double(seconds) + Double(attoseconds) / 1e18
+    }
+
+    /// The first and last few characters of the access token, never the whole of it.
+    public var redactedAccessToken: String { Self.redact(accessToken) }
+
+    /// A redacted form of any secret: `abcd…wxyz` for long ones, `…` for short ones.
+    public static func redact(_ secret: String) -> String {
+        secret.count >= 16 ? "\(secret.prefix(4))…\(secret.suffix(4))" : "…"
+    }
+
+    /// `AuthToken(Bearer eyJh…sig, refresh token set, expires in 3600 s)`: no whole secret.
+    public var description: String {
+        var parts = ["\(tokenType) \(redactedAccessToken)"]
+        parts.append(refreshToken == nil ? "no refresh token" : "refresh token set")
+        if let expiresAt { parts.append("expires in \(Int(expiresAt.timeIntervalSinceNow)) s") }
+        return "AuthToken(\(parts.joined(separator: ", ")))"
+    }
+
+    /// Same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror without the secrets, so `dump(token)` prints none.
+    public var customMirror: Mirror {
+        Mirror(self, children: ["accessToken": redactedAccessToken, "refreshToken": refreshToken.map(Self.redact) as Any,
+            "expiresAt": expiresAt as Any, "tokenType": tokenType])
+    }
+}

@@ -1,0 +1,65 @@
+/// Applies a stored token to requests for the session's API and refreshes it when needed.
+///
+/// ```swift
+/// let session = Session(configuration: Configuration {
+///     $0.baseURL = URL(string: "https://api.example.com/v1/")
+///     $0.authenticator = Authenticator(
+///         store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!),
+///         refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
+/// })
+/// try await session.signIn(with: AuthToken(oauthResponse: try await session.post("auth/login", parameters: [...])))
+/// let me = try await session.get("me")   // Authorization: Bearer … added, refreshed on 401
+/// ```
+///
+/// The token goes only to requests whose origin (scheme, host, port) is the base URL's; never
+/// to another host, port or scheme, and it is dropped when a redirect leaves the origin.
+/// Refresh is single-flight: any number of concurrent requests failing with the same stale
+/// token cause one refresh; they wait for it, then retry once with the new token. A request
+/// that failed with an older token than the current one just retries. The new token is saved
+/// to the store before the waiting requests resume. A failed refresh fails every waiting
+/// request with ``WattleError/authenticationFailed(reason:)``; the token is cleared only when
+/// ``isRefreshRejected`` says the server refused the refresh token itself.
+public struct Authenticator: Sendable {
+    /// Obtains a new token from the current one. `session` sends requests without this
+    /// authenticator (the refresh call itself is never authenticated or refreshed).
+    public typealias Refresh = @Sendable (_ current: AuthToken, _ session: Session) async throws -> AuthToken
+
+    /// Where the token is kept.
+    public var store: any TokenStore
+    /// How to refresh, or nil when the API has no refresh (a 401 then fails at once).
+    public var refresh: Refresh?
+    /// Whether a response means the token was not accepted. Default: status 401.
+    public var isAuthenticationFailure: @Sendable (Response) -> Bool = { $0.statusCode == 401 }
+    /// Whether a refresh error means the refresh token itself was refused (the token is then
+    /// cleared). Default: the refresh call answered 400 or 401.
+    public var isRefreshRejected: @Sendable (any Error) -> Bool = { error in
+        guard let error = error as? WattleError, case .httpStatus(let response) = error else { return false }
+        return response.statusCode == 400 || response.statusCode == 401
+    }
+    /// A token that expires within this margin is refreshed before it is sent. Default 10 s.
+    public var expiryLeeway: Duration = .seconds(10)
+    /// At most this many refreshes per ``refreshWindow``; more fail with
+    /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. Default 5.
+    public var maximumRefreshesPerWindow = 5
+    /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
+    public var refreshWindow: Duration = .seconds(60)
+
+    /// Creates an authenticator.
+    public init(store: any TokenStore, refresh: Refresh? = nil) {
+        self.store = store
+        self.refresh = refresh
+    }
+
+    /// A refresh that POSTs `{"grant_type": "refresh_token", "refresh_token": "…"}` (JSON, or a
+    /// form with `encoding: .form`) to `endpoint` and reads an OAuth 2 token response.
+    public static func postRefreshToken(to endpoint: String, encoding: ParameterEncoding = .json) -> Refresh {
+        { current, session in
+            guard let refreshToken = current.refreshToken else {
+                throw WattleError.authenticationFailed(reason: "the token has no refresh token; sign in again")
+            }
+            let response = try await session.post(
+                endpoint, parameters: ["grant_type": "refresh_token", "refresh_token": refreshToken], encoding: encoding)
+            return try AuthToken(oauthResponse: response, previous: current)
+        }
+    }
+}

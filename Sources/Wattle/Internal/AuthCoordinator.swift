@@ -1,0 +1,152 @@
+import Foundation
+import Logging
+
+/// The token state of one session: the current token, its version, and the one refresh in flight.
+actor AuthCoordinator {
+    private let authenticator: Authenticator
+    /// Sends without the authenticator, for the refresh call.
+    private let bareSession: Session
+    private let logger: Logger
+
+    private var token: AuthToken?
+    private var loaded = false
+    /// Bumped by every completed refresh, successful or not.
+    private var version = 0
+    /// The outcome of the refresh that produced `version`.
+    private var lastOutcome: Result<AuthToken?, WattleError> = .success(nil)
+    private var inFlight: Task<(AuthToken?, Int), any Error>?
+    private var refreshTimes: [ContinuousClock.Instant] = []
+
+    init(authenticator: Authenticator, bareSession: Session, logger: Logger) {
+        self.authenticator = authenticator
+        self.bareSession = bareSession
+        self.logger = logger
+    }
+
+    /// The token to send and its version, refreshing first when it has expired.
+    func current() async throws(WattleError) -> (token: AuthToken, version: Int)? {
+        try await loadIfNeeded()
+        guard let token else { return nil }
+        if token.isExpired(leeway: authenticator.expiryLeeway), token.refreshToken != nil, authenticator.refresh != nil {
+            logger.debug("access token expired or about to; refreshing before sending")
+            let (fresh, freshVersion) = try await refresh(after: version)
+            guard let fresh else { return nil }
+            return (fresh, freshVersion)
+        }
+        return (token, version)
+    }
+
+    /// A token newer than the one of `failedVersion`: the current one if it is already newer,
+    /// else the result of the single refresh in flight (started if none is).
+    func refresh(after failedVersion: Int) async throws(WattleError) -> (AuthToken?, Int) {
+        if failedVersion < version {
+            return (try lastOutcome.get() ?? token, version)
+        }
+        let task: Task<(AuthToken?, Int), any Error>
+        if let inFlight {
+            task = inFlight
+        } else {
+            task = try startRefresh()
+        }
+        do {
+            return try await task.value
+        } catch let error as WattleError {
+            throw error
+        } catch {
+            throw .authenticationFailed(reason: "the token refresh failed: \(error)")
+        }
+    }
+
+    func signIn(_ newToken: AuthToken) async throws(WattleError) {
+        do {
+            try await authenticator.store.save(newToken)
+        } catch {
+            throw .authenticationFailed(reason: "cannot save the token: \(error)")
+        }
+        token = newToken
+        loaded = true
+        version += 1
+        lastOutcome = .success(newToken)
+    }
+
+    func signOut() async throws(WattleError) {
+        do {
+            try await authenticator.store.clear()
+        } catch {
+            throw .authenticationFailed(reason: "cannot clear the token: \(error)")
+        }
+        token = nil
+        loaded = true
+        version += 1
+        lastOutcome = .success(nil)
+    }
+
+    func isSignedIn() async throws(WattleError) -> Bool {
+        try await loadIfNeeded()
+        return token != nil
+    }
+
+    private func loadIfNeeded() async throws(WattleError) {
+        guard !loaded else { return }
+        do {
+            let stored = try await authenticator.store.load()
+            if !loaded {
+                token = stored
+                loaded = true
+            }
+        } catch {
+            throw .authenticationFailed(reason: "cannot read the stored token: \(error)")
+        }
+    }
+
+    private func startRefresh() throws(WattleError) -> Task<(AuthToken?, Int), any Error> {
+        guard let current = token else {
+            throw .authenticationFailed(reason: "not signed in: the server refused the request and there is no token to refresh")
+        }
+        guard let refresh = authenticator.refresh else {
+            throw .authenticationFailed(reason: "the server refused the token and no refresh is configured; sign in again")
+        }
+        let now = ContinuousClock.now
+        refreshTimes.removeAll { now - $0 > authenticator.refreshWindow }
+        guard refreshTimes.count < authenticator.maximumRefreshesPerWindow else {
+            throw .authenticationFailed(
+                reason: "refused to refresh the token more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))")
+        }
+        refreshTimes.append(now)
+        let session = bareSession
+        let store = authenticator.store
+        let rejected = authenticator.isRefreshRejected
+        let task = Task { () async throws -> (AuthToken?, Int) in
+            // Runs on this actor: the state below changes before any waiter resumes.
+            do {
+                let fresh = try await refresh(current, session)
+                try await store.save(fresh)
+                self.finish(.success(fresh))
+                self.logger.debug("token refreshed (version \(self.version))")
+                return (fresh, self.version)
+            } catch {
+                let wasRejected = rejected(error)
+                if wasRejected { try? await store.clear() }
+                let failure = WattleError.authenticationFailed(
+                    reason: wasRejected
+                        ? "the server rejected the refresh token; sign in again"
+                        : "the token refresh failed: \(error)")
+                self.finish(.failure(failure), clearToken: wasRejected)
+                self.logger.debug("token refresh failed (version \(self.version))")
+                throw failure
+            }
+        }
+        inFlight = task
+        return task
+    }
+
+    private func finish(_ outcome: Result<AuthToken, WattleError>, clearToken: Bool = false) {
+        switch outcome {
+        case .success(let fresh): token = fresh
+        case .failure: if clearToken { token = nil }
+        }
+        version += 1
+        lastOutcome = outcome.map { Optional($0) }
+        inFlight = nil
+    }
+}

@@ -1,0 +1,37 @@
+public import Foundation
+public import WattleKeychain
+
+/// A ``TokenStore`` in a keychain: one item per API origin and profile, holding the access
+/// and refresh tokens and the expiry, sealed like every keychain secret.
+///
+/// ```swift
+/// let store = KeychainTokenStore(origin: URL(string: "https://api.example.com")!)   // default keychain
+/// let testStore = KeychainTokenStore(origin: url, profile: "ci", keychain: Keychain(service: "x", store: .inMemory()))
+/// ```
+public struct KeychainTokenStore: TokenStore {
+    /// The keychain holding the item (service ``defaultService`` unless given).
+    public let keychain: Keychain
+    /// The item's key: `scheme://host:port#profile`.
+    public let key: String
+
+    /// The keychain service token items are stored under by default.
+    public static let defaultService = "wattle.tokens"
+
+    /// A store for the API at `origin` (scheme, host and port are used) and a profile name.
+    public init(origin: URL, profile: String = "default", keychain: Keychain? = nil) {
+        self.keychain = keychain ?? Keychain(service: Self.defaultService).accessibility(.afterFirstUnlock)
+        self.key = "\(Origin(origin))#\(profile)"
+    }
+
+    /// A store for the API at `origin`, in a keychain store of your choosing.
+    public init(origin: URL, profile: String = "default", store: KeychainStore) {
+        self.init(origin: origin, profile: profile, keychain: Keychain(service: Self.defaultService, store: store).accessibility(.afterFirstUnlock))
+    }
+
+    /// The stored token, or nil.
+    public func load() async throws -> AuthToken? { try keychain.codable(AuthToken.self, forKey: key) }
+    /// Stores a token, replacing any other (one transaction).
+    public func save(_ token: AuthToken) async throws { try keychain.setCodable(token, forKey: key) }
+    /// Removes the token.
+    public func clear() async throws { try keychain.removeValue(forKey: key) }
+}

@@ -1,0 +1,69 @@
+import Foundation
+
+/// When and how a request is retried (opt-in: ``Configuration/retry``).
+///
+/// Only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried, never POST or PATCH;
+/// on the statuses in ``retryableStatuses`` and, if ``retriesTransportErrors``, on timeouts,
+/// lost connections and refused connections. Waits grow exponentially with jitter; a
+/// `Retry-After` header (seconds or an HTTP date) is honoured, capped at ``maximumDelay``.
+///
+/// ```swift
+/// config.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
+/// ```
+public struct RetryPolicy: Sendable, Hashable {
+    /// Attempts in all, the first included. Default 3.
+    public var maximumAttempts: Int
+    /// Statuses worth retrying. Default 408, 429, 502, 503, 504.
+    public var retryableStatuses: Set<Int>
+    /// Whether timeouts and connection failures are retried. Default true.
+    public var retriesTransportErrors: Bool
+    /// The first backoff; each further one doubles, with jitter. Default 250 ms.
+    public var baseDelay: Duration
+    /// The longest wait, `Retry-After` included. Default 30 s.
+    public var maximumDelay: Duration
+
+    /// Creates a policy.
+    public init(
+        maximumAttempts: Int = 3, retryableStatuses: Set<Int> = [408, 429, 502, 503, 504],
+        retriesTransportErrors: Bool = true, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(30)
+    ) {
+        self.maximumAttempts = maximumAttempts
+        self.retryableStatuses = retryableStatuses
+        self.retriesTransportErrors = retriesTransportErrors
+        self.baseDelay = baseDelay
+        self.maximumDelay = maximumDelay
+    }
+
+    /// How long to wait before attempt `attempt + 1` after `error`, or nil to give up.
+    func delay(after error: WattleError, attempt: Int, method: HTTPMethod) -> Duration? {
+        guard method.isIdempotent, attempt < maximumAttempts else { return nil }
+        switch error {
+        case .httpStatus(let response):
+            guard retryableStatuses.contains(response.statusCode) else { return nil }
+            if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
+                return min(retryAfter, maximumDelay)
+            }
+        case .timedOut, .connectionLost, .cannotConnect:
+            guard retriesTransportErrors else { return nil }
+        default:
+            return nil
+        }
+        // Exponential backoff with "equal jitter": half fixed, half random.
+        let exponential = baseDelay * (1 << min(attempt - 1, 20))
+        let capped = min(exponential, maximumDelay)
+        let half = capped / 2
+        return half + half * Double.random(in: 0...1)
+    }
+
+    /// `Retry-After: 120` or `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`.
+    static func parseRetryAfter(_ value: String) -> Duration? {
+        let trimmed = value.trimmingWhitespace()
+        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: trimmed) else { return nil }
+        return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
+    }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import Wattle
+import WattleDemoServer
+import WattleKeychain
+import WattleTesting
+
+/// A fresh demo server, a session whose authenticator refreshes through `/api/refresh`, and
+/// its token store.
+struct AuthFixture {
+    let server: DemoServer
+    let store: InMemoryTokenStore
+    let session: Session
+    let tokens: (access: String, refresh: String)
+
+    static func make(
+        expiredOnClient: Bool = false, _ configure: (inout Configuration) -> Void = { _ in }
+    ) async throws -> AuthFixture {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let token = AuthToken(
+            accessToken: tokens.access, refreshToken: tokens.refresh,
+            expiresAt: Date(timeIntervalSinceNow: expiredOnClient ? -60 : 3600))
+        let store = InMemoryTokenStore(token)
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+            configure(&$0)
+        }
+        return AuthFixture(server: server, store: store, session: session, tokens: tokens)
+    }
+}
+
+@Suite("Tokens: injected for the API's origin only, refreshed once under concurrency")
+struct AuthenticationTests {
+    @Test("the token goes to the base origin, not to another port, host or scheme, nor after a cross-origin redirect")
+    func injectionScope() async throws {
+        let fixture = try await AuthFixture.make {
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        let session = fixture.session
+        let bearer = "Bearer \(fixture.tokens.access)"
+        #expect(try await session.get("api/whoami").decode([String: String].self)["user"] == "demo")
+        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == bearer)
+
+        let other = try await TestServer.other()  // same host, another port
+        #expect(try await session.get(other.url("echo").absoluteString).decode(Echo.self).header("Authorization") == nil)
+        let otherHost = fixture.server.url("echo", host: "localhost").absoluteString  // same port, another host
+        #expect(try await session.get(otherHost).decode(Echo.self).header("Authorization") == nil)
+        let tls = try await TLSServers.server()  // another scheme
+        #expect(try await session.get(tls.url("echo").absoluteString).decode(Echo.self).header("Authorization") == nil)
+
+        let crossOrigin = try await session.get("redirect/302", parameters: ["to": other.url("echo").absoluteString])
+        #expect(try crossOrigin.decode(Echo.self).header("Authorization") == nil)
+        let sameOrigin = try await session.get("redirect/302", parameters: ["to": "/echo"])
+        #expect(try sameOrigin.decode(Echo.self).header("Authorization") == bearer)
+        try await fixture.server.stop()
+    }
+
+    @Test("100 concurrent requests with a token expired on the client cause one refresh and 100 successes")
+    func proactiveRefreshIsSingleFlight() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.refreshDelay = .milliseconds(200) }
+        fixture.server.api.expireAccessTokens()
+        let statuses = try await concurrentWhoami(fixture.session, count: 100)
+        #expect(statuses == Array(repeating: 200, count: 100))
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        let saved = try await fixture.store.load()
+        #expect(saved?.accessToken != fixture.tokens.access)
+        #expect(saved?.refreshToken != fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test("100 concurrent requests refused with 401 cause one refresh, then each retries once and succeeds")
+    func reactiveRefreshIsSingleFlight() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.refreshDelay = .milliseconds(200) }
+        fixture.server.api.expireAccessTokens()  // the client still believes its token is valid
+        let statuses = try await concurrentWhoami(fixture.session, count: 100)
+        #expect(statuses == Array(repeating: 200, count: 100))
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(fixture.server.stats.hits("/api/whoami") == 200)  // each request: one refusal, one retry
+        try await fixture.server.stop()
+    }
+
+    @Test("a refused refresh fails all 100 with authenticationFailed, refreshes once and clears the token")
+    func rejectedRefreshFailsEveryone() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure {
+            $0.refreshDelay = .milliseconds(200)
+            $0.rejectRefresh = true
+        }
+        fixture.server.api.expireAccessTokens()
+        let errors = await concurrentErrors(fixture.session, count: 100)
+        #expect(errors.count == 100)
+        for error in errors {
+            guard case .authenticationFailed = error else {
+                Issue.record("expected authenticationFailed, got \(error)")
+                continue
+            }
+            #expect(!error.description.contains(fixture.tokens.refresh))
+            #expect(!error.description.contains(fixture.tokens.access))
+        }
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(try await fixture.store.load() == nil)
+        #expect(try await fixture.session.isSignedIn == false)
+        try await fixture.server.stop()
+    }
+
+    @Test("a refresh that fails for another reason fails the waiters but keeps the token")
+    func failedRefreshKeepsToken() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.failRefreshWithServerError = true }
+        fixture.server.api.expireAccessTokens()
+        let errors = await concurrentErrors(fixture.session, count: 20)
+        #expect(errors.count == 20)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test("refreshes are capped per time window")
+    func refreshCap() async throws {
+        let fixture = try await AuthFixture.make {
+            $0.authenticator?.maximumRefreshesPerWindow = 2
+        }
+        for _ in 0..<2 {
+            fixture.server.api.expireAccessTokens()
+            #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        }
+        fixture.server.api.expireAccessTokens()
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            if case .authenticationFailed(let reason) = $0 { return reason.contains("more than 2 times") }
+            return false
+        }
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        try await fixture.server.stop()
+    }
+
+    @Test("the refresh call itself carries no Authorization header")
+    func refreshBypassesAuthenticator() async throws {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let seen = Mutex<String?>("unset")
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(
+                store: InMemoryTokenStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh))
+            ) { current, bare in
+                let echo = try await bare.get("echo").decode(Echo.self)
+                seen.withLock { $0 = echo.header("Authorization") }
+                let response = try await bare.post("api/refresh", parameters: ["refresh_token": current.refreshToken ?? ""])
+                return try AuthToken(oauthResponse: response, previous: current)
+            }
+        }
+        server.api.expireAccessTokens()
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        #expect(seen.withLock { $0 } == nil)
+        try await server.stop()
+    }
+
+    @Test("a request that failed with an older token than the current one retries without a refresh")
+    func olderTokenJustRetries() async throws {
+        let calls = Mutex(0)
+        let store = InMemoryTokenStore(AuthToken(accessToken: "old-token-aaaaaaaa", refreshToken: "r"))
+        let coordinator = AuthCoordinator(
+            authenticator: Authenticator(store: store) { current, _ in
+                calls.withLock { $0 += 1 }
+                return AuthToken(accessToken: "new-token-bbbbbbbb", refreshToken: "r2")
+            },
+            bareSession: Session(transport: StubTransport()), logger: .init(label: "test"))
+        let first = try await coordinator.current()
+        #expect(first?.version == 0)
+        let (refreshed, version) = try await coordinator.refresh(after: 0)
+        #expect(refreshed?.accessToken == "new-token-bbbbbbbb" && version == 1)
+        // Another request that also failed with version 0 gets the new token, no second refresh.
+        let (again, againVersion) = try await coordinator.refresh(after: 0)
+        #expect(again?.accessToken == "new-token-bbbbbbbb" && againVersion == 1)
+        #expect(calls.withLock { $0 } == 1)
+        #expect(try await store.load()?.accessToken == "new-token-bbbbbbbb")
+    }
+
+    @Test("signIn stores and applies a token; signOut clears it")
+    func signInAndOut() async throws {
+        let server = try await DemoServer.start()
+        let store = InMemoryTokenStore()
+        let session = makeSession(server) { $0.authenticator = Authenticator(store: store) }
+        #expect(try await session.isSignedIn == false)
+        await expectWattleError({ _ = try await session.get("api/whoami") }) { $0.response?.statusCode == 401 }
+        let login = try await session.post("api/login", parameters: ["username": "demo", "password": "wattle"])
+        try await session.signIn(with: try AuthToken(oauthResponse: login))
+        #expect(try await session.isSignedIn)
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        #expect(try await store.load() != nil)
+        try await session.signOut()
+        #expect(try await store.load() == nil)
+        await expectWattleError({ _ = try await session.get("api/whoami") }) { $0.response?.statusCode == 401 }
+        try await server.stop()
+    }
+
+    @Test("a token kept in a keychain file is used by a session opened later on the same file")
+    func keychainPersistence() async throws {
+        let server = try await DemoServer.start()
+        let temporary = try TemporaryKeychain()
+        let tokens = server.api.issueTokens()
+        do {
+            let store = KeychainTokenStore(origin: server.baseURL, store: temporary.store)
+            let session = makeSession(server) { $0.authenticator = Authenticator(store: store) }
+            try await session.signIn(with: AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh))
+        }
+        let reopened = try temporary.reopen()
+        let store = KeychainTokenStore(origin: server.baseURL, store: reopened)
+        let later = makeSession(server) { $0.authenticator = Authenticator(store: store) }
+        #expect(try await later.get("api/whoami").statusCode == 200)
+        // The keychain file holds no plaintext token.
+        let bytes = try Data(contentsOf: temporary.fileURL)
+        #expect(bytes.range(of: Data(tokens.access.utf8)) == nil)
+        #expect(bytes.range(of: Data(tokens.refresh.utf8)) == nil)
+        try await server.stop()
+    }
+
+    @Test("logging at trace level never prints a token, and descriptions redact it")
+    func tokensNeverLogged() async throws {
+        let capture = CapturedLogs()
+        let fixture = try await AuthFixture.make {
+            $0.logger = .init(label: "trace") { _ in CapturingLogHandler(capture: capture) }
+        }
+        fixture.server.api.expireAccessTokens()
+        let response = try await fixture.session.get("api/whoami")
+        #expect(response.statusCode == 200)
+        _ = try await fixture.session.get("echo")
+        let fresh = try #require(try await fixture.store.load())
+        let secrets = [fixture.tokens.access, fixture.tokens.refresh, fresh.accessToken, fresh.refreshToken ?? "-"]
+        let lines = capture.messages.map(\.text)
+        #expect(lines.contains { $0.contains("Authorization: <redacted>") })
+        for secret in secrets {
+            #expect(!lines.contains { $0.contains(secret) }, "a log line contains a token")
+            #expect(!fresh.description.contains(secret))
+            #expect(!String(reflecting: fresh).contains(secret))
+            #expect(!response.description.contains(secret))
+        }
+        var dumped = ""
+        dump(fresh, to: &dumped)
+        #expect(!dumped.contains(fresh.accessToken))
+        try await fixture.server.stop()
+    }
+
+    private func concurrentWhoami(_ session: Session, count: Int) async throws -> [Int] {
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for _ in 0..<count { group.addTask { try await session.get("api/whoami").statusCode } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
+    private func concurrentErrors(_ session: Session, count: Int) async -> [WattleError] {
+        await withTaskGroup(of: WattleError?.self) { group in
+            for _ in 0..<count {
+                group.addTask {
+                    do {
+                        _ = try await session.get("api/whoami")
+                        return nil
+                    } catch {
+                        return error as? WattleError ?? .transport(code: -1, message: "\(error)")
+                    }
+                }
+            }
+            return await group.reduce(into: []) { if let error = $1 { $0.append(error) } }
+        }
+    }
+}
+
+@Suite("Retry policy")
+struct RetryTests {
+    @Test("Retry-After is honoured for an idempotent request")
+    func honoursRetryAfter() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10)) }
+        let path = "flaky/\(UUID().uuidString)"
+        let start = ContinuousClock.now
+        let response = try await session.get(path, parameters: ["failures": 1, "retry_after": 1])
+        #expect(response.statusCode == 200)
+        #expect(ContinuousClock.now - start >= .seconds(1))
+        #expect(server.stats.hits("/" + path) == 2)
+    }
+
+    @Test("a POST is never retried")
+    func neverRetriesPost() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.retry = RetryPolicy(maximumAttempts: 5, baseDelay: .milliseconds(10)) }
+        let path = "flaky/\(UUID().uuidString)"
+        await expectWattleError({ _ = try await session.send(Request(path, method: .post, query: ["failures": 1, "retry_after": 0])) }) {
+            $0.response?.statusCode == 503
+        }
+        #expect(server.stats.hits("/" + path) == 1)
+    }
+
+    @Test("backoff retries up to the attempt cap, then fails with the last status")
+    func attemptCap() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(20)) }
+        let ok = "flaky/\(UUID().uuidString)"
+        #expect(try await session.get(ok, parameters: ["failures": 2, "status": 502]).statusCode == 200)
+        #expect(server.stats.hits("/" + ok) == 3)
+        let failing = "flaky/\(UUID().uuidString)"
+        await expectWattleError({ _ = try await session.get(failing, parameters: ["failures": 10, "status": 429]) }) {
+            $0.response?.statusCode == 429
+        }
+        #expect(server.stats.hits("/" + failing) == 3)
+        let notRetryable = "flaky/\(UUID().uuidString)"
+        await expectWattleError({ _ = try await session.get(notRetryable, parameters: ["failures": 10, "status": 500]) }) {
+            $0.response?.statusCode == 500
+        }
+        #expect(server.stats.hits("/" + notRetryable) == 1)
+    }
+
+    @Test("Retry-After as seconds and as an HTTP date")
+    func parsesRetryAfter() {
+        #expect(RetryPolicy.parseRetryAfter("3") == .seconds(3))
+        let future = Date(timeIntervalSinceNow: 5)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        let parsed = RetryPolicy.parseRetryAfter(formatter.string(from: future))
+        #expect(parsed != nil && parsed! > .seconds(3) && parsed! <= .seconds(5))
+        #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+    }
+}
