@@ -1,7 +1,7 @@
 # Wattle: the README's two commands are `make demo` and `make test`.
 SHELL := /bin/bash
 SWIFT ?= swift
-SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl
+SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
@@ -38,6 +38,39 @@ lint:
 
 clean:
 	rm -rf .build
+
+# `make bench`: Wattle against raw libcurl (C), URLSession, AsyncHTTPClient, curl and httpie, in
+# one run against a local nginx; writes BENCHMARKS.md (raw results in bench-results/). Not a
+# test: a missed goal never fails. About 10 minutes once built (the first build of the
+# Benchmarks package, with AsyncHTTPClient, takes 4-5 more). BENCH_ARGS=--quick tries the harness.
+BENCH_SYSTEM_PACKAGES := nginx openssl curl pkg-config libcurl4-openssl-dev libsodium-dev libsqlite3-dev
+BENCH_C_BIN := Benchmarks/.build/c
+BENCH_CFLAGS ?= -O2 -Wall -Wextra
+BENCH_ARGS ?=
+# BENCH_BUILD_CLI=0 skips the release build of the wattle CLI (its row then says not measured
+# unless a release build is already there).
+BENCH_BUILD_CLI ?= 1
+
+bench: deps
+	@missing=""; for p in $(BENCH_SYSTEM_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing missing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
+	fi
+	@command -v http >/dev/null || python3 -m pip install -q httpie || echo "httpie could not be installed: its row will be missing"
+	mkdir -p $(BENCH_C_BIN)
+	cc $(BENCH_CFLAGS) -o $(BENCH_C_BIN)/bench-curl Benchmarks/C/bench-curl.c $$(pkg-config --cflags --libs libcurl)
+	cc $(BENCH_CFLAGS) -o $(BENCH_C_BIN)/bench-keychain-c Benchmarks/C/bench-keychain.c $$(pkg-config --cflags --libs libsodium sqlite3)
+	$(SWIFT) build -c release --package-path Benchmarks
+	if [ "$(BENCH_BUILD_CLI)" = 1 ]; then \
+	  $(SWIFT) build -c release --product wattle || echo "The wattle CLI did not build: its row will say not measured"; \
+	fi
+	python3 Benchmarks/run.py $(BENCH_ARGS) \
+	  --bin-dir "$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)" \
+	  --c-bin-dir $(BENCH_C_BIN) \
+	  --wattle-cli "$$($(SWIFT) build -c release --show-bin-path)/wattle"
 
 # Regenerates Tests/WattleTests/ReadmeSnippets.swift from README.md's Swift snippets.
 readme-snippets:

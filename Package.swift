@@ -80,13 +80,21 @@ let package = Package(
             path: "Samples/DemoServer",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "ExampleClient",
+            dependencies: ["Wattle", "WattleKeychain"],
+            path: "Samples/ExampleClient",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "wattle",
             dependencies: [
                 "Wattle",
                 "WattleKeychain",
                 "WattleDemoServer",
+                "ExampleClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             path: "Samples/wattle",
             swiftSettings: strictSettings
@@ -104,6 +112,11 @@ let package = Package(
         .testTarget(
             name: "WattleKeychainTests",
             dependencies: ["WattleKeychain", "WattleTesting", "KeychainStressWorker"],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
+            name: "WattleCLITests",
+            dependencies: ["wattle", "Wattle", "WattleKeychain", "WattleDemoServer"],
             swiftSettings: strictSettings
         ),
         // A child process for the keychain's multi-process and SIGKILL tests.

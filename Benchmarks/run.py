@@ -183,10 +183,11 @@ def run_quiet(argv):
 # Running programs
 
 
-def run_json(argv, timeout=600):
+def run_json(argv, timeout=600, env=None):
     """Runs a benchmark program; returns its last JSON line, or {"error": ...}."""
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                           env=dict(os.environ, **env) if env else None)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     except OSError as e:
@@ -455,9 +456,9 @@ class Bench:
             version = "h2" if h2 else "h1"
             target = os.path.join(self.args.scratch, "download.bin")
 
-            def tool(program):
+            def tool(program, env=None):
                 def go():
-                    r = run_json([self.prog(program), "download", url, target, version, ca])
+                    r = run_json([self.prog(program), "download", url, target, version, ca], env=env)
                     if "error" not in r and r.get("bytes") != self.nginx.big_bytes:
                         r["error"] = f"wrote {r.get('bytes')} bytes, not {self.nginx.big_bytes}"
                     if os.path.exists(target):
@@ -465,8 +466,9 @@ class Bench:
                     return r
                 return go
 
-            tools = [("raw libcurl (C)", tool("bench-curl")), ("Wattle", tool("bench-wattle")),
-                     ("AsyncHTTPClient", tool("bench-ahc"))]
+            tools = [("raw libcurl (C)", tool("bench-curl")),
+                     ("raw libcurl (C) + fsync before close, as Wattle does", tool("bench-curl", {"BENCH_FSYNC": "1"})),
+                     ("Wattle", tool("bench-wattle")), ("AsyncHTTPClient", tool("bench-ahc"))]
             if not tls:
                 tools.append(("URLSession", tool("bench-urlsession")))
             self.log(f"Download {size_mb:.0f} MB {title}")
@@ -476,19 +478,25 @@ class Bench:
             for label, _ in tools:
                 rs = results[label]
                 t, rss = metric(rs, mb_per_s), metric(rs, lambda r: mib(r["maxrss_kb"]))
+                start = metric(rs, lambda r: mib(r["rss_start_kb"]))
+                cpu = metric(rs, lambda r: r["cpu"] / r["bytes"] * 1e9)  # CPU seconds per GB
                 failed = [x["error"] for x in rs if "error" in x]
                 extra = f" ({len(failed)} of {len(rs)} runs failed: {failed[0]})" if failed else ""
-                rows.append(f"| {title} | {label}{extra} | {fmt3(t)} | {fmt_ratio(ratio(t, ref))} | {fmt3(rss)} |")
+                rows.append(f"| {title} | {label}{extra} | {fmt3(t)} | {fmt_ratio(ratio(t, ref))} | {fmt3(rss)} | "
+                            f"{fmt(start[1]) if start else '–'} | {fmt3(cpu)} |")
                 if label == "Wattle":
                     self.goals.at_least(f"Download {size_mb:.0f} MB {title}: throughput vs raw libcurl", ratio(t, ref), 0.9)
                     self.goals.at_most(f"Download {size_mb:.0f} MB {title}: peak RSS", rss[2] if rss else None, 30, "MiB")
         self.sections.append("\n".join([
             f"### Download of a {size_mb:.0f} MB file to a file", "",
-            "Each run is a new process that streams the body to a file on disk (Wattle: `Session.download(_:to:)`; "
-            "libcurl: a write callback calling write(2); AsyncHTTPClient: FileDownloadDelegate; URLSession: "
-            "`download(from:)`, then a move into place). Peak RSS is the process's VmHWM, start-up included.", "",
-            "| protocol | client | MB/s (min / **median** / max) | vs libcurl | peak RSS MiB (min / **median** / max) |",
-            "| --- | --- | --- | --- | --- |"] + rows + [""]))
+            "Each run is a new process that streams the body to a file on disk (Wattle: `Session.download(_:to:)`, which "
+            "writes a temporary file, fsyncs it and renames it into place; libcurl: a write callback calling write(2), "
+            "and a second row that also fsyncs before closing, the like-for-like reference; AsyncHTTPClient: FileDownloadDelegate; URLSession: "
+            "`download(from:)`, then a move into place). Peak RSS is the process's VmHWM, start-up included; "
+            "\"RSS at process start\" is VmRSS before the client was made (for the Swift programs: the Swift runtime and "
+            "Foundation alone), so the difference is what the download itself costs.", "",
+            "| protocol | client | MB/s (min / **median** / max) | vs libcurl | peak RSS MiB (min / **median** / max) | RSS at process start MiB (median) | CPU s per GB (min / **median** / max) |",
+            "| --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]))
 
     def run_flat(self):
         n = self.n(100000, 20000)

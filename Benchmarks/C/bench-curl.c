@@ -5,7 +5,8 @@
  *   bench-curl conc     URL N C [h1|h2] [CAFILE] multi handle, C transfers in flight
  *                                                (h1: a pool of C connections; h2: one
  *                                                multiplexed connection, PIPEWAIT)
- *   bench-curl download URL FILE [h1|h2] [CAFILE] streams the body to FILE
+ *   bench-curl download URL FILE [h1|h2] [CAFILE] streams the body to FILE (BENCH_FSYNC=1: and
+ *                                                fsyncs it before closing, as Wattle does)
  *   bench-curl flat     URL N [h1|h2] [CAFILE]   like seq; reports RSS after warm-up and at end
  *
  * Prints one JSON line: requests, seconds (wall, after warm-up), cpu (user+sys seconds over the
@@ -228,6 +229,10 @@ static int run_download(const char *url, const char *path, long version, const c
     curl_off_t size = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_SIZE_DOWNLOAD_T, &size);
+    /* BENCH_FSYNC=1: make the file durable before closing it, as Wattle's download does
+     * (write to a temporary file, fsync, rename): the like-for-like variant of the reference. */
+    const char *durable = getenv("BENCH_FSYNC");
+    if (durable && *durable == '1') fsync(fd);
     close(fd);
     double t1 = now(), c1 = cpu();
     long errors = (rc != CURLE_OK || status != 200) ? 1 : 0;

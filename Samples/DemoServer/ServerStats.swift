@@ -11,6 +11,12 @@ public final class ServerStats: Sendable {
     /// How many requests arrived for `path` (without the query).
     public func hits(_ path: String) -> Int { counts.withLock { $0[path] ?? 0 } }
 
+    /// How many requests arrived in all.
+    public var totalRequests: Int { counts.withLock { $0.values.reduce(0, +) } }
+
+    /// How many requests arrived for paths starting with `prefix`.
+    public func hits(prefix: String) -> Int { counts.withLock { $0.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +) } }
+
     /// How many TCP connections were accepted.
     public var connectionCount: Int { connections.load(ordering: .relaxed) }
 

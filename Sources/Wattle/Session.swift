@@ -188,7 +188,7 @@ public final class Session: Sendable {
             trust: configuration.trust, download: download)
     }
 
-    /// Hosts already warned about, so each relaxed host is logged once per session.
+    /// Hosts already warned about, so each relaxed host is logged once per process.
     private static let warnedHosts = Mutex<Set<String>>([])
 
     /// Logs a warning the first time a request goes to a host whose TLS verification is relaxed.
@@ -197,7 +197,7 @@ public final class Session: Sendable {
         let port = url.port ?? 443
         let trust = configuration.trust.trust(host: host, port: port)
         guard trust.isRelaxed else { return }
-        let key = "\(ObjectIdentifier(self).hashValue)|\(host.lowercased()):\(port)"
+        let key = "\(host.lowercased()):\(port)"
         let first = Self.warnedHosts.withLock { $0.insert(key).inserted }
         guard first else { return }
         let how = trust.pins.isEmpty ? "any self-signed certificate is accepted" : "its certificate is accepted when its public key matches a pin"

@@ -8,8 +8,11 @@
 //
 // Timing starts after a warm-up of 200 requests (connections open, caches warm) and covers the
 // requests only; CPU is user+sys from getrusage over the same span; peak RSS is VmHWM.
+//
+// Only the C library and the standard library here, not Foundation: what a program's memory
+// holds at start is then what the client under test brings in.
 
-import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -91,20 +94,39 @@ public enum Bench {
 
     /// A `kB` line of /proc/self/status (`VmHWM`, `VmRSS`).
     public static func statusKB(_ field: String) -> Int {
-        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
-        for line in text.split(separator: "\n") where line.hasPrefix(field + ":") {
-            let digits = line.dropFirst(field.count + 1).filter(\.isNumber)
-            return Int(digits) ?? -1
+        guard let file = fopen("/proc/self/status", "r") else { return -1 }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 256)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let line = String(cString: buffer)
+            guard line.hasPrefix(field + ":") else { continue }
+            return Int(String(line.dropFirst(field.count + 1).filter(\.isNumber))) ?? -1
         }
         return -1
     }
 
-    public static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+    /// `value` with `digits` decimals (printf's %.Nf).
+    public static func decimal(_ value: Double, _ digits: Int) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(digits)f", $0) }
+        return String(cString: buffer)
     }
 
+    /// Writes a line to a file descriptor (1 stdout, 2 stderr), unbuffered.
+    public static func writeLine(_ line: String, to descriptor: Int32) {
+        var bytes = Array((line + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
+
+    public static func say(_ line: String) { writeLine(line, to: 1) }
+
     public static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        writeLine(message, to: 2)
         exit(1)
     }
 
@@ -115,7 +137,7 @@ public enum Bench {
     ) {
         var line =
             "{\"tool\":\"\(tool)\",\"mode\":\"\(mode)\",\"requests\":\(requests),"
-            + String(format: "\"seconds\":%.6f,\"cpu\":%.6f,", seconds, cpu)
+            + "\"seconds\":\(decimal(seconds, 6)),\"cpu\":\(decimal(cpu, 6)),"
             + "\"maxrss_kb\":\(statusKB("VmHWM")),\"rss_start_kb\":\(rssAtStart),"
             + "\"bytes\":\(bytes),\"errors\":\(errors)"
         for (key, value) in extra { line += ",\"\(key)\":\(value)" }
@@ -123,8 +145,8 @@ public enum Bench {
     }
 
     /// Parses the command line, makes the client, runs the mode, prints the line, exits.
-    /// VmRSS when the program started, before the client was made (the Swift runtime and
-    /// Foundation alone).
+    /// VmRSS when the program started, before the client was made: the Swift runtime and the
+    /// libraries the program links (for bench-wattle, what Wattle brings in).
     nonisolated(unsafe) static var rssAtStart = -1
 
     public static func main(tool: String, makeClient: (Options) throws -> any BenchClient) async {
@@ -150,21 +172,16 @@ public enum Bench {
         exit(errors == 0 ? 0 : 1)
     }
 
-    final class ErrorLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var count = 0
+    final class ErrorLog: Sendable {
+        private let count = Mutex(0)
         func record(_ tool: String, _ error: any Error) {
-            lock.lock()
-            count += 1
-            let shown = count <= 3
-            lock.unlock()
-            if shown { FileHandle.standardError.write(Data("\(tool): \(error)\n".utf8)) }
+            let shown = count.withLock {
+                $0 += 1
+                return $0 <= 3
+            }
+            if shown { writeLine("\(tool): \(error)", to: 2) }
         }
-        var total: Int {
-            lock.lock()
-            defer { lock.unlock() }
-            return count
-        }
+        var total: Int { count.withLock { $0 } }
     }
 
     struct EmptyBody: Error, CustomStringConvertible {

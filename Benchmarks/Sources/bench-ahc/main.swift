@@ -2,7 +2,6 @@
 // async API, the singleton event loop group (one loop per core), HTTP/2 over TLS when asked.
 import AsyncHTTPClient
 import BenchSupport
-import Foundation
 import NIOCore
 
 struct AHCClient: BenchClient {

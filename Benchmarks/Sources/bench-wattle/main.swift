@@ -1,7 +1,11 @@
 // Wattle under the shared benchmark driver (see BenchSupport): Session.get and Session.download.
 import BenchSupport
-import Foundation
+import FoundationEssentials
 import Wattle
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct WattleClient: BenchClient {
     let session: Session
@@ -28,8 +32,8 @@ struct WattleClient: BenchClient {
     func download(_ url: String, to path: String) async throws -> Int {
         let response = try await session.download(url, to: URL(fileURLWithPath: path))
         guard response.statusCode == 200 else { throw BenchError.status(response.statusCode) }
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        return (attributes[.size] as? NSNumber)?.intValue ?? 0
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 }
 

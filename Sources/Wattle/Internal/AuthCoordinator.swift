@@ -9,6 +9,8 @@ actor AuthCoordinator {
     private let logger: Logger
 
     private var token: AuthToken?
+    /// When `token` was obtained by this coordinator (nil for a token loaded from the store).
+    private var obtainedAt: Date?
     private var loaded = false
     /// Bumped by every completed refresh, successful or not.
     private var version = 0
@@ -27,7 +29,7 @@ actor AuthCoordinator {
     func current() async throws(WattleError) -> (token: AuthToken, version: Int)? {
         try await loadIfNeeded()
         guard let token else { return nil }
-        if token.isExpired(leeway: authenticator.expiryLeeway), token.refreshToken != nil, authenticator.refresh != nil {
+        if token.isExpired(leeway: effectiveLeeway(for: token)), token.refreshToken != nil, authenticator.refresh != nil {
             logger.debug("access token expired or about to; refreshing before sending")
             let (fresh, freshVersion) = try await refresh(after: version)
             guard let fresh else { return nil }
@@ -57,6 +59,14 @@ actor AuthCoordinator {
         }
     }
 
+    /// The leeway, at most half the lifetime of a token obtained here, so short-lived tokens
+    /// are not refreshed over and over.
+    private func effectiveLeeway(for token: AuthToken) -> Duration {
+        guard let obtainedAt, let expiresAt = token.expiresAt else { return authenticator.expiryLeeway }
+        let half = Duration.milliseconds(Int(max(0, expiresAt.timeIntervalSince(obtainedAt)) * 500))
+        return min(authenticator.expiryLeeway, half)
+    }
+
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
         do {
             try await authenticator.store.save(newToken)
@@ -64,6 +74,7 @@ actor AuthCoordinator {
             throw .authenticationFailed(reason: "cannot save the token: \(error)")
         }
         token = newToken
+        obtainedAt = Date()
         loaded = true
         version += 1
         lastOutcome = .success(newToken)
@@ -142,7 +153,9 @@ actor AuthCoordinator {
 
     private func finish(_ outcome: Result<AuthToken, WattleError>, clearToken: Bool = false) {
         switch outcome {
-        case .success(let fresh): token = fresh
+        case .success(let fresh):
+            token = fresh
+            obtainedAt = Date()
         case .failure: if clearToken { token = nil }
         }
         version += 1

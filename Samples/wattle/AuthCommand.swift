@@ -1,0 +1,147 @@
+import ArgumentParser
+import Foundation
+import Wattle
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `wattle auth login|set-token|show|logout`: the token for an API's origin, in the keychain.
+struct AuthCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "auth",
+        abstract: "Manage the token kept in the keychain for an API's origin.",
+        subcommands: [Login.self, SetToken.self, Show.self, Logout.self])
+
+    /// Runs a step, mapping errors to one stderr line and an exit code.
+    static func reporting(_ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch let error as CLIError {
+            printError(error.description)
+            throw ExitCode(ExitStatus.usageOrOther)
+        } catch let error as WattleError {
+            printError(error.description)
+            throw ExitCode(ExitStatus.forError(error))
+        } catch let error as ExitCode {
+            throw error
+        } catch {
+            printError("\(error)")
+            throw ExitCode(ExitStatus.usageOrOther)
+        }
+    }
+
+    struct Login: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "login",
+            abstract: "POST a username and password to a login URL and keep the token it returns.")
+
+        @Argument(help: "The login endpoint, e.g. https://api.example.com/auth/login.")
+        var url: String
+
+        @Option(help: "The username.")
+        var username: String
+
+        @Option(help: "The password (else WATTLE_PASSWORD, else asked on the terminal or read from stdin).")
+        var password: String?
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await AuthCommand.reporting {
+                let secret = try password ?? ProcessInfo.processInfo.environment["WATTLE_PASSWORD"] ?? Self.readPassword()
+                let session = Session(configuration: try connection.configuration(origin: try connection.origin(of: url)))
+                let response = try await session.post(url, parameters: ["username": username, "password": secret])
+                let token = try AuthToken(oauthResponse: response)
+                try await session.signIn(with: token)
+                print("Signed in to \(try connection.origin(of: url).absoluteString) as \(username): \(token)")
+            }
+        }
+
+        static func readPassword() throws -> String {
+            if FileHandleOutput.isTerminal(0), let entered = getpass("Password: ") {
+                return String(cString: entered)
+            }
+            guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else {
+                throw CLIError.usage("no password: pass --password, set WATTLE_PASSWORD or type it")
+            }
+            return line
+        }
+    }
+
+    struct SetToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-token", abstract: "Keep a token you already have for an API's origin.")
+
+        @Argument(help: "The access token.")
+        var token: String
+
+        @Option(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
+        var url: String?
+
+        @Option(name: .customLong("refresh-token"), help: "A refresh token.")
+        var refreshToken: String?
+
+        @Option(name: .customLong("expires-in"), help: "Seconds until the access token expires.")
+        var expiresIn: Double?
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await AuthCommand.reporting {
+                let origin = try connection.origin(of: url ?? "/")
+                let session = Session(configuration: try connection.configuration(origin: origin))
+                let stored = AuthToken(
+                    accessToken: token, refreshToken: refreshToken, expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
+                try await session.signIn(with: stored)
+                print("Token kept for \(origin.absoluteString) (profile \(connection.profile)): \(stored)")
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "Show the kept token, redacted.")
+
+        @Argument(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
+        var url: String?
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await AuthCommand.reporting {
+                let origin = try connection.origin(of: url ?? "/")
+                let configuration = try connection.configuration(origin: origin)
+                guard let token = try await configuration.authenticator?.store.load() else {
+                    printError("no token kept for \(origin.absoluteString) (profile \(connection.profile))")
+                    throw ExitCode(ExitStatus.usageOrOther)
+                }
+                print("origin:  \(origin.absoluteString)")
+                print("profile: \(connection.profile)")
+                print("token:   \(token.tokenType) \(token.redactedAccessToken)")
+                print("refresh: \(token.refreshToken.map { AuthToken.redact($0) } ?? "none")")
+                if let expiresAt = token.expiresAt {
+                    let seconds = Int(expiresAt.timeIntervalSinceNow)
+                    print("expires: \(seconds >= 0 ? "in \(seconds) s" : "\(-seconds) s ago")")
+                }
+            }
+        }
+    }
+
+    struct Logout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "logout", abstract: "Forget the kept token.")
+
+        @Argument(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
+        var url: String?
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await AuthCommand.reporting {
+                let origin = try connection.origin(of: url ?? "/")
+                let session = Session(configuration: try connection.configuration(origin: origin))
+                try await session.signOut()
+                print("Signed out of \(origin.absoluteString) (profile \(connection.profile)).")
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `wattle`: httpie-style requests from a terminal, with tokens kept in a keychain.
+@main
+struct WattleCLI: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "wattle",
+        abstract: "Send HTTP requests with Wattle, httpie-style, with tokens kept in a keychain.",
+        discussion: """
+            wattle [METHOD] URL [ITEM ...]
+              name==value   query parameter         name=value   JSON string field
+              name:=json    raw JSON field          Header:value request header
+            METHOD defaults to GET, or POST when there are body items.
+
+            Exit codes: 0 for 2xx, 3 for an unfollowed 3xx, 4 for 4xx, 5 for 5xx,
+            2 for network, TLS and timeout errors, 1 for usage and other errors.
+            """,
+        subcommands: [RequestCommand.self, AuthCommand.self, DemoCommand.self, ServeCommand.self, PinCommand.self],
+        defaultSubcommand: RequestCommand.self
+    )
+
+    /// Logs go to stderr, so stdout carries only bodies.
+    static func main() async {
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+            return handler
+        }
+        do {
+            var command = try parseAsRoot()
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
+}

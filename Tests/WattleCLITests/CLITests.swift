@@ -1,0 +1,291 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+import WattleKeychain
+
+/// Runs the built `wattle` binary.
+enum CLI {
+    struct Result {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// The `wattle` executable next to the test bundle (or `$WATTLE_CLI`).
+    static let binary: URL = {
+        if let path = ProcessInfo.processInfo.environment["WATTLE_CLI"] { return URL(fileURLWithPath: path) }
+        var folder = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = folder.appendingPathComponent("wattle")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            folder = folder.deletingLastPathComponent()
+        }
+        return URL(fileURLWithPath: ".build/debug/wattle")
+    }()
+
+    /// Runs the binary on a thread of its own (never blocking the cooperative pool).
+    static func run(_ arguments: [String], environment: [String: String] = [:], wrapper: [String] = []) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(with: Swift.Result { try runBlocking(arguments, environment: environment, wrapper: wrapper) })
+            }.start()
+        }
+    }
+
+    static func runBlocking(_ arguments: [String], environment: [String: String], wrapper: [String]) throws -> Result {
+        let process = Process()
+        if wrapper.isEmpty {
+            process.executableURL = binary
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: wrapper[0])
+            process.arguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
+        }
+        var env = ProcessInfo.processInfo.environment
+        for key in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "WATTLE_BASE_URL"] {
+            env[key] = nil
+        }
+        env.merge(environment) { $1 }
+        process.environment = env
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        // Read stderr on a thread of its own while stdout is read here, so neither pipe fills
+        // up and blocks the child. (Not a Task: the cooperative pool must not be blocked.)
+        let box = Box()
+        let done = DispatchSemaphore(value: 0)
+        let reader = Thread {
+            box.data = err.fileHandleForReading.readDataToEndOfFile()
+            done.signal()
+        }
+        reader.start()
+        let outputData = out.fileHandleForReading.readDataToEndOfFile()
+        done.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: outputData, stderr: String(decoding: box.data, as: UTF8.self))
+    }
+
+    private final class Box: @unchecked Sendable { var data = Data() }
+}
+
+struct Echo: Decodable {
+    var method: String
+    var query: String
+    var headers: [[String]]
+    var body: String
+    func header(_ name: String) -> String? { headers.first { $0[0].lowercased() == name.lowercased() }?[1] }
+}
+
+func temporaryFolder() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-cli-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+enum Servers {
+    static let plain = Task { try await DemoServer.start() }
+    static let identity = Result { try TLSIdentity.selfSigned(names: ["localhost"], addresses: ["127.0.0.1"]) }
+    static let tls = Task { try await DemoServer.start(tls: try identity.get()) }
+}
+
+@Suite("The wattle CLI, driven as a process against the demo server", .serialized)
+struct CLITests {
+    @Test("each item form lands where it should; METHOD defaults to POST with body items")
+    func itemForms() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run([
+            server.url("echo").absoluteString, "name=Ada", "age:=36", #"tags:=["a","b"]"#, "q==x y&z", "X-Test:hello",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+        #expect(echo.method == "POST")
+        #expect(echo.query == "q=x%20y%26z")
+        #expect(echo.header("X-Test") == "hello")
+        #expect(echo.body == #"{"name":"Ada","age":36,"tags":["a","b"]}"#)
+        #expect(echo.header("Content-Type") == "application/json")
+
+        let get = try await CLI.run([server.url("echo").absoluteString, "page==2"])
+        #expect(try JSONDecoder().decode(Echo.self, from: get.stdout).method == "GET")
+        let put = try await CLI.run(["PUT", server.url("echo").absoluteString, "a=1"])
+        #expect(try JSONDecoder().decode(Echo.self, from: put.stdout).method == "PUT")
+    }
+
+    @Test("the body goes raw to a pipe, byte for byte")
+    func rawWhenPiped() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run([server.url("user").absoluteString])
+        #expect(result.status == 0)
+        #expect(result.text == #"{"admin":true,"email":"ada@example.test","id":42,"name":"Ada Lovelace"}"#)
+    }
+
+    @Test("exit codes: 0, 3, 4, 5, 2 and 1, each error with one line on stderr")
+    func exitCodes() async throws {
+        let server = try await Servers.plain.value
+        let tls = try await Servers.tls.value
+        let refused = try { () -> Int in
+            let socket = try DemoServerPort.free()
+            return socket
+        }()
+        let cases: [([String], Int32)] = [
+            ([server.url("user").absoluteString], 0),
+            ([server.url("redirect/302").absoluteString], 3),
+            (["--follow", server.url("redirect/302").absoluteString], 0),
+            ([server.url("status/404").absoluteString], 4),
+            ([server.url("status/503").absoluteString], 5),
+            (["http://127.0.0.1:\(refused)/"], 2),
+            ([tls.url("user").absoluteString], 2),
+            (["--timeout", "0.3", server.url("delay/3000").absoluteString], 2),
+            ([server.url("echo").absoluteString, "not-an-item"], 1),
+            (["users"], 1),
+        ]
+        for (arguments, expected) in cases {
+            let result = try await CLI.run(arguments)
+            #expect(result.status == expected, "\(arguments): \(result.stderr)")
+            if expected != 0 {
+                let lines = result.stderr.split(separator: "\n")
+                #expect(lines.count == 1, "\(arguments): stderr was \(result.stderr)")
+                #expect(lines.first?.hasPrefix("wattle: ") == true)
+            } else {
+                #expect(result.stderr.isEmpty)
+            }
+        }
+    }
+
+    @Test("--allow-self-signed and --pin make a TLS host work; the pin command prints the server's pin")
+    func tlsOptions() async throws {
+        let tls = try await Servers.tls.value
+        let allowed = try await CLI.run(["--allow-self-signed", "127.0.0.1", tls.url("user").absoluteString])
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        let pin = try await CLI.run(["pin", "127.0.0.1:\(tls.port)"])
+        #expect(pin.status == 0)
+        let expected = try PublicKeyPin.pin(forCertificatePEM: try Servers.identity.get().certificatePEM)
+        #expect(pin.text.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
+        let pinned = try await CLI.run(["--pin", "127.0.0.1=\(expected)", tls.url("user").absoluteString])
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+        let wrong = try await CLI.run(["--pin", "127.0.0.1=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", tls.url("user").absoluteString])
+        #expect(wrong.status == 2)
+        #expect(wrong.stderr.contains("pin"))
+    }
+
+    @Test("-v prints the request and the response head on stderr, the body alone on stdout")
+    func verbose() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run(["-v", server.url("user").absoluteString, "X-Trace:abc"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("GET \(server.url("user").absoluteString)"))
+        #expect(result.stderr.contains("X-Trace: abc"))
+        #expect(result.stderr.contains("HTTP/1.1 200"))
+        #expect(result.stderr.contains("Content-Type: application/json"))
+        #expect(result.text.hasPrefix("{"))
+    }
+
+    @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
+    func downloadToFile() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.bin")
+        let size = 200 * 1024 * 1024
+        let result = try await CLI.run(["-o", file.path, server.url("bytes/\(size)").absoluteString], wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.isEmpty)
+        let handle = try FileHandle(forReadingFrom: file)
+        defer { try? handle.close() }
+        var offset = 0
+        let chunk = Data(Pattern.chunk)
+        while let data = try handle.read(upToCount: chunk.count), !data.isEmpty {
+            #expect(data == chunk.prefix(data.count))
+            offset += data.count
+        }
+        #expect(offset == size)
+        let peakKilobytes = result.stderr.split(separator: "\n").compactMap { line in
+            line.hasPrefix("maxrss=") ? Int(line.dropFirst(7)) : nil
+        }.first
+        #expect(peakKilobytes != nil)
+        #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS of the whole wattle process: \(peakKilobytes ?? -1) KB")
+    }
+
+    @Test("auth login, show, a later process using the kept token, refresh, logout; no plaintext token on disk")
+    func authCommands() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain").path
+        let base = server.baseURL.absoluteString
+        let common = ["--keychain", keychain, "--base-url", base]
+
+        let login = try await CLI.run(["auth", "login", server.url("api/login").absoluteString, "--username", "demo", "--password", "wattle"] + common)
+        #expect(login.status == 0, "\(login.stderr)")
+        let store = KeychainTokenStore(
+            origin: server.baseURL,
+            store: try KeychainStore(fileURL: URL(fileURLWithPath: keychain), credential: .keyFile(URL(fileURLWithPath: keychain + ".key"))))
+        let token = try #require(try await store.load())
+        #expect(!login.text.contains(token.accessToken))
+
+        let show = try await CLI.run(["auth", "show"] + common)
+        #expect(show.status == 0)
+        #expect(show.text.contains(token.redactedAccessToken))
+        #expect(!show.text.contains(token.accessToken))
+        #expect(!show.text.contains(token.refreshToken ?? "-"))
+
+        // A new process finds the token in the keychain file and sends it.
+        let whoami = try await CLI.run(["api/whoami"] + common)
+        #expect(whoami.status == 0, "\(whoami.stderr)")
+        #expect(whoami.text.contains("demo"))
+
+        // Expired on the server: the next process refreshes through --refresh-path and saves the new token.
+        server.api.expireAccessTokens()
+        let before = server.stats.hits("/api/refresh")
+        let refreshed = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(server.stats.hits("/api/refresh") == before + 1)
+        let renewed = try #require(try await store.load())
+        #expect(renewed.accessToken != token.accessToken)
+
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: keychain))
+        for secret in [token.accessToken, token.refreshToken ?? "", renewed.accessToken, renewed.refreshToken ?? ""] {
+            #expect(bytes.range(of: Data(secret.utf8)) == nil, "a token is in the keychain file in plaintext")
+        }
+
+        let logout = try await CLI.run(["auth", "logout"] + common)
+        #expect(logout.status == 0)
+        #expect(try await CLI.run(["api/whoami"] + common).status == 4)
+
+        let issued = server.api.issueTokens()
+        #expect(try await CLI.run(["auth", "set-token", issued.access] + common).status == 0)
+        #expect(try await CLI.run(["api/whoami"] + common).status == 0)
+    }
+
+    @Test("wattle demo runs the whole story and reports every step ok")
+    func demo() async throws {
+        let result = try await CLI.run(["demo", "--token-lifetime", "1"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("automatic refresh after expiry: ok"))
+        #expect(result.text.contains("unlisted self-signed host refused: ok"))
+        #expect(!result.text.contains("FAILED"))
+    }
+}
+
+/// A free port on 127.0.0.1 (bound, then released): nothing listens there.
+enum DemoServerPort {
+    static func free() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+
