@@ -86,6 +86,11 @@ let package = Package(
             path: "Samples/ExampleClient",
             swiftSettings: strictSettings
         ),
+        .target(
+            name: "WattleCLIKit",
+            path: "Samples/WattleCLIKit",
+            swiftSettings: strictSettings
+        ),
         .executableTarget(
             name: "wattle",
             dependencies: [
@@ -93,6 +98,7 @@ let package = Package(
                 "WattleKeychain",
                 "WattleDemoServer",
                 "ExampleClient",
+                "WattleCLIKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -126,5 +132,6 @@ let package = Package(
             path: "Tests/KeychainStressWorker",
             swiftSettings: strictSettings
         ),
+        // MARK: Fuzzing (libFuzzer targets, built by `make fuzz`)
     ]
 )

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Wattle
+import WattleCLIKit
 
 /// `wattle [METHOD] URL [ITEM ...]`
 struct RequestCommand: AsyncParsableCommand {
@@ -44,7 +45,9 @@ struct RequestCommand: AsyncParsableCommand {
             method = HTTPMethod(rawValue: words.removeFirst())
         }
         let endpoint = words.removeFirst()
-        let items = try words.map(RequestItem.parse)
+        let items = try words.map { word in
+            do { return try RequestItem.parse(word) } catch let error as RequestItemError { throw CLIError.usage(error.message) }
+        }
         var request = Request(endpoint)
         var bodyFields: [(String, String)] = []  // name, JSON text
         for item in items {

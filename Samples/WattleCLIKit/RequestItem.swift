@@ -1,5 +1,5 @@
-/// One `ITEM` of the command line, httpie-style.
-enum RequestItem: Equatable {
+/// One `ITEM` of the `wattle` command line, httpie-style.
+public enum RequestItem: Equatable, Sendable {
     /// `name==value`
     case query(String, String)
     /// `name=value`
@@ -10,7 +10,7 @@ enum RequestItem: Equatable {
     case header(String, String)
 
     /// Whether the item goes in the body.
-    var isBody: Bool {
+    public var isBody: Bool {
         switch self {
         case .stringField, .jsonField: true
         default: false
@@ -20,7 +20,7 @@ enum RequestItem: Equatable {
     /// Parses an item: the earliest separator wins, the longest at that position (so `a==b`
     /// is a query, `a:=1` raw JSON, `a=b:c` a string field). A backslash escapes a separator
     /// character in the name.
-    static func parse(_ text: String) throws -> RequestItem {
+    public static func parse(_ text: String) throws(RequestItemError) -> RequestItem {
         let characters = Array(text)
         var name = ""
         var index = 0
@@ -36,7 +36,7 @@ enum RequestItem: Equatable {
                 rest.hasPrefix("==") ? "==" : rest.hasPrefix(":=") ? ":=" : rest.hasPrefix("=") ? "=" : rest.hasPrefix(":") ? ":" : nil
             if let separator {
                 let value = String(characters[(index + separator.count)...])
-                guard !name.isEmpty else { throw CLIError.usage("the item \"\(text)\" has no name before \"\(separator)\"") }
+                guard !name.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"") }
                 switch separator {
                 case "==": return .query(name, value)
                 case ":=": return .jsonField(name, value)
@@ -47,6 +47,14 @@ enum RequestItem: Equatable {
             name.append(character)
             index += 1
         }
-        throw CLIError.usage("\"\(text)\" is not an item: use name==value, name=value, name:=json or Header:value")
+        throw RequestItemError(message: "\"\(text)\" is not an item: use name==value, name=value, name:=json or Header:value")
     }
+}
+
+/// Why a command-line item could not be parsed.
+public struct RequestItemError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong, for one line on stderr.
+    public let message: String
+    /// The message.
+    public var description: String { message }
 }
