@@ -31,7 +31,12 @@ struct RequestCommand: AsyncParsableCommand {
             printError(error.description)
             throw ExitCode(ExitStatus.usageOrOther)
         } catch let error as WattleError {
-            printError(error.description)
+            switch error {
+            case .untrustedCertificate(let host, _), .pinMismatch(let host):
+                printError("\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin).")
+            default:
+                printError(error.description)
+            }
             throw ExitCode(ExitStatus.forError(error))
         }
     }

@@ -25,7 +25,7 @@ struct WattleCLI: AsyncParsableCommand {
     static func main() async {
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .warning
+            handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
             return handler
         }
         do {
