@@ -8,6 +8,7 @@ import Foundation
 /// | `/status/{code}` | that status, with a JSON body naming it |
 /// | `/redirect/{code}?to=URL` | that status with `Location: URL` (default `/echo`) |
 /// | `/redirect-chain/{n}` | `n` redirects, then `/echo` |
+/// | `/redirect-loop` | a redirect to itself, forever |
 /// | `/delay/{ms}` | `/echo` after `ms` milliseconds |
 /// | `/stall` | headers and 10 bytes of 1,000, then silence |
 /// | `/bytes/{n}` | `n` bytes of ``Pattern``, streamed |
@@ -31,6 +32,8 @@ enum TestRoutes {
             let code = Int(parts[1]) ?? 302
             let target = request.queryValue("to") ?? "/echo"
             return .respond(status: code, headers: [("Location", target), ("Content-Type", "text/plain")], body: Array("redirecting".utf8))
+        case ("redirect-loop", _):
+            return .respond(status: 302, headers: [("Location", "/redirect-loop")], body: [])
         case ("redirect-chain", 2):
             let remaining = Int(parts[1]) ?? 0
             let target = remaining <= 1 ? "/echo" : "/redirect-chain/\(remaining - 1)"

@@ -43,6 +43,9 @@ public struct Configuration: Sendable {
     /// ``WattleError/responseTooLarge(limit:url:)``. Downloads to a file are not limited.
     /// Default 100 MiB.
     public var maximumResponseSize = 100 * 1024 * 1024
+    /// The largest response header section accepted, in bytes; more fails with
+    /// ``WattleError/headersTooLarge(limit:url:)``. Default 256 KiB.
+    public var maximumHeaderSize = 256 * 1024
     /// The `User-Agent` header, unless a request sets its own.
     public var userAgent = "Wattle/\(Wattle.version) libcurl/\(CurlGlobal.libcurlVersion)"
     /// The proxy. Default ``Proxy/environment``.

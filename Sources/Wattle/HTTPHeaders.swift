@@ -108,6 +108,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
                     name: Redaction.escaped(field.name),
                     reason: "the header name contains \(Redaction.describe(byte: bad)), which is not allowed in a name")
             }
+            if field.name.utf8.count + field.value.utf8.count > Self.maximumFieldSize {
+                throw .invalidHeader(
+                    name: String(Redaction.escaped(field.name).prefix(100)),
+                    reason: "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(Self.maximumFieldSize) bytes that servers accept")
+            }
             if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
                 throw .invalidHeader(
                     name: field.name,
@@ -115,6 +120,10 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             }
         }
     }
+
+    /// The longest header field sent, name and value together (servers commonly refuse more
+    /// than 8 to 80 KB; libcurl refuses a request head over 1 MB).
+    static let maximumFieldSize = 100_000
 
     /// RFC 9110 `tchar`.
     static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -182,10 +182,12 @@ public final class Session: Sendable {
             timeouts.total = nil
         }
         let hasBody = !request.body.isNone || request.method == .post
-        return TransportRequest(
+        var prepared = TransportRequest(
             method: request.method, url: url, headers: headers, body: hasBody ? request.body.data : nil,
             timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
             trust: configuration.trust, download: download)
+        prepared.maximumHeaderSize = configuration.maximumHeaderSize
+        return prepared
     }
 
     /// Hosts already warned about, so each relaxed host is logged once per process.

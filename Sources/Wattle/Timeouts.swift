@@ -9,14 +9,23 @@ public struct Timeouts: Sendable, Hashable {
     /// The whole exchange, from start to the last byte (`CURLOPT_TIMEOUT_MS`); `nil` for none.
     /// Downloads ignore it unless the request sets its own timeout.
     public var total: Duration?
-    /// How long the transfer may go without receiving or sending a byte before it is abandoned
-    /// (`CURLOPT_LOW_SPEED_TIME`, whole seconds, at least one); `nil` for none.
+    /// How long the transfer may go without receiving or sending a byte (see
+    /// ``stallMinimumBytes``) before it is abandoned; checked by Wattle every 100 ms once a
+    /// connection is assigned; `nil` for none.
     public var stall: Duration?
+    /// The bytes that must move within each ``stall`` period for the transfer to count as
+    /// progressing. Default 1: only silence is a stall. Raise it to also abandon a server that
+    /// trickles (say, 1,024 to refuse one sending a byte a second).
+    public var stallMinimumBytes: Int
 
     /// Creates timeouts. The defaults are 10 s to connect, 60 s in total, 30 s of stall.
-    public init(connect: Duration = .seconds(10), total: Duration? = .seconds(60), stall: Duration? = .seconds(30)) {
+    public init(
+        connect: Duration = .seconds(10), total: Duration? = .seconds(60), stall: Duration? = .seconds(30),
+        stallMinimumBytes: Int = 1
+    ) {
         self.connect = connect
         self.total = total
         self.stall = stall
+        self.stallMinimumBytes = max(1, stallMinimumBytes)
     }
 }

@@ -28,6 +28,8 @@ public struct TransportRequest: Sendable {
     public var timeouts: Timeouts
     /// The largest body kept in memory, or `nil` for no limit.
     public var maximumResponseSize: Int?
+    /// The largest response header section accepted, in bytes.
+    public var maximumHeaderSize: Int = 256 * 1024
     /// The trust policy; the transport applies the part matching this request's host.
     public var trust: TrustPolicy
     /// For downloads: where a 2xx body is streamed (the file is created or truncated), and

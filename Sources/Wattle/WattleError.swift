@@ -47,6 +47,9 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     case cancelled
     /// The response body exceeded the configured maximum size (in bytes).
     case responseTooLarge(limit: Int, url: URL)
+    /// The response's header section exceeded the limit (in bytes), or one header line was
+    /// longer than libcurl accepts.
+    case headersTooLarge(limit: Int, url: URL)
     /// Authentication failed and could not be recovered (for example, a token refresh failed).
     case authenticationFailed(reason: String)
     /// A file for a download could not be created, written or moved into place.
@@ -118,6 +121,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
         case .responseTooLarge(let limit, let url):
             "The response from \(Redaction.url(url.absoluteString)) is larger than the limit of \(limit) bytes; "
                 + "raise Configuration.maximumResponseSize or use download(to:)."
+        case .headersTooLarge(let limit, let url):
+            "The response headers from \(Redaction.url(url.absoluteString)) are larger than the limit of \(limit) bytes."
         case .authenticationFailed(let reason):
             "Authentication failed: \(reason)."
         case .fileError(let path, let reason):

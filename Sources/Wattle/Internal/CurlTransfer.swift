@@ -30,14 +30,17 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
     /// are not stalled, only waiting.
     var connected = false
-    /// Bumped whenever bytes move; the engine's stall check compares it over time.
+    /// Bytes moved so far (headers, body, upload); the engine's stall check compares it over time.
     var activity = 0
-    /// When `activity` last changed, as seen by the stall check.
-    var lastActivityCount = -1
+    /// `activity` when the stall check last saw enough progress.
+    var lastActivityCount = 0
     var lastActivityTime = ContinuousClock.now
+
+    private var headerBytes = 0
 
     enum AbortReason {
         case tooLarge
+        case headersTooLarge
         case file(String)
     }
 
@@ -187,15 +190,16 @@ final class CurlTransfer: @unchecked Sendable {
     private static let headerCallback: wattle_curl_data_callback = { data, size, count, userdata in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count))
-        return size * count
+        return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
     }
 
     private static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
         guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         transfer.connected = true
-        transfer.activity &+= 1
+        // The stall clock starts when a connection is assigned, not while queued.
+        transfer.lastActivityCount = transfer.activity
+        transfer.lastActivityTime = .now
         return Int32(CURL_PREREQFUNC_OK)
     }
 
@@ -203,20 +207,27 @@ final class CurlTransfer: @unchecked Sendable {
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         if uploadNow != transfer.uploadedBytes {
+            transfer.activity &+= Int(uploadNow - transfer.uploadedBytes)
             transfer.uploadedBytes = uploadNow
-            transfer.activity &+= 1
         }
         transfer.reportProgress(expected: Int64(downloadTotal))
         return 0
     }
 
-    private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
-        activity &+= 1
+    /// Returns false to abort the transfer (header section over the limit).
+    private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        activity &+= bytes.count
         if let status = HeaderLineParser.statusCode(bytes) {
             // A new response (after 100 Continue or a proxy's CONNECT): start over.
             statusCode = status
             headers = HTTPHeaders()
-            return
+            headerBytes = bytes.count
+            return true
+        }
+        headerBytes += bytes.count
+        if headerBytes > request.maximumHeaderSize {
+            abort = .headersTooLarge
+            return false
         }
         guard let field = HeaderLineParser.field(bytes) else {
             if let continuation = HeaderLineParser.continuation(bytes), headers.count > 0 {
@@ -224,7 +235,7 @@ final class CurlTransfer: @unchecked Sendable {
                 fields[fields.count - 1].value += " " + continuation
                 headers = HTTPHeaders(fields)
             }
-            return
+            return true
         }
         headers.add(name: field.name, value: field.value)
         if request.download == nil, field.name.caseInsensitiveEquals("Content-Length"),
@@ -232,10 +243,11 @@ final class CurlTransfer: @unchecked Sendable {
         {
             body.reserveCapacity(min(length, request.maximumResponseSize ?? length))
         }
+        return true
     }
 
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
-        activity &+= 1
+        activity &+= bytes.count
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download.file) { return 0 }
             var offset = 0
@@ -365,11 +377,15 @@ final class CurlTransfer: @unchecked Sendable {
             return .untrustedCertificate(host: host, reason: Self.certificateReason(message))
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return .pinMismatch(host: host)
+        case CURLE_OUT_OF_MEMORY where abort == nil && statusCode != 0 && body.isEmpty && downloadedBytes == 0:
+            // libcurl refuses a single header line over 100 KB this way.
+            return .headersTooLarge(limit: min(request.maximumHeaderSize, 102_400), url: request.url)
         case CURLE_FILESIZE_EXCEEDED:
             return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
         case CURLE_WRITE_ERROR:
             switch abort {
             case .tooLarge: return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
+            case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
             case nil: return .transport(code: Int(code.rawValue), message: message)
             }
@@ -426,7 +442,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether no byte has moved for the stall timeout, as of `now` (engine thread).
     func hasStalled(now: ContinuousClock.Instant) -> Bool {
         guard let stall = request.timeouts.stall, connected else { return false }
-        if activity != lastActivityCount {
+        if activity - lastActivityCount >= request.timeouts.stallMinimumBytes {
             lastActivityCount = activity
             lastActivityTime = now
             return false

@@ -23,6 +23,11 @@ enum Redaction {
     /// The URL with user-info removed and the values of credential-looking query parameters
     /// replaced by `<redacted>`.
     static func url(_ string: String) -> String {
+        let redacted = fullURL(string)
+        return redacted.count > 300 ? String(redacted.prefix(300)) + "…" : redacted
+    }
+
+    private static func fullURL(_ string: String) -> String {
         guard var components = URLComponents(string: string) else { return escaped(string) }
         if components.user != nil || components.password != nil {
             components.user = nil

@@ -1,0 +1,160 @@
+public import Foundation
+import NIOCore
+import NIOPosix
+
+/// A server that misbehaves on purpose, at the byte level, for fault tests.
+///
+/// It reads a request head, then answers by the path:
+///
+/// | path | behaviour |
+/// | --- | --- |
+/// | `/reset-before-headers` | resets the connection (RST) without a byte |
+/// | `/reset-mid-headers` | half a status line and header, then RST |
+/// | `/reset-mid-body` | headers promising 1,000 bytes, 100 of them, then RST |
+/// | `/truncated-chunked` | a chunked body cut inside a chunk, then FIN |
+/// | `/short-body` | `Content-Length: 1000`, 10 bytes, then FIN |
+/// | `/never` | reads the request and never answers |
+/// | `/trickle` | headers, then one body byte a second |
+/// | `/huge-header` | a 1 MB header line |
+/// | `/many-headers` | 10,000 header fields |
+/// | `/invalid-utf8` | invalid UTF-8 in a header value and in the body (a valid response) |
+/// | `/ok` | a small valid response |
+public final class FaultServer: Sendable {
+    private let channel: any Channel
+    /// The port.
+    public let port: Int
+
+    private init(channel: any Channel) {
+        self.channel = channel
+        port = channel.localAddress?.port ?? 0
+    }
+
+    /// `http://127.0.0.1:PORT/path`
+    public func url(_ path: String) -> URL { URL(string: "http://127.0.0.1:\(port)/\(path)")! }
+
+    /// Starts the server on 127.0.0.1 and a free port.
+    public static func start() async throws -> FaultServer {
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(FaultHandler())
+                }
+            }
+        return FaultServer(channel: try await bootstrap.bind(host: "127.0.0.1", port: 0).get())
+    }
+
+    /// Stops listening.
+    public func stop() async throws { try await channel.close() }
+}
+
+/// Reads up to the end of the request head, then misbehaves.
+final class FaultHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var received: [UInt8] = []
+    private var answered = false
+    private var trickleTask: RepeatedTask?
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        var buffer = unwrapInboundIn(data)
+        guard !answered, let bytes = buffer.readBytes(length: buffer.readableBytes) else { return }
+        received.append(contentsOf: bytes)
+        guard let end = headEnd() else { return }
+        answered = true
+        let head = String(decoding: received[..<end], as: UTF8.self)
+        let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
+        let path = target.split(separator: "?").first.map(String.init) ?? target
+        respond(path: path, context: context)
+    }
+
+    private func headEnd() -> Int? {
+        guard received.count >= 4 else { return nil }
+        for index in 0...(received.count - 4)
+        where received[index] == 13 && received[index + 1] == 10 && received[index + 2] == 13 && received[index + 3] == 10 {
+            return index
+        }
+        return nil
+    }
+
+    private func write(_ text: String, context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        write(Array(text.utf8), context: context)
+    }
+
+    private func write(_ bytes: [UInt8], context: ChannelHandlerContext) -> EventLoopFuture<Void> {
+        context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes)))
+    }
+
+    private func reset(_ context: ChannelHandlerContext) {
+        // SO_LINGER with a zero timeout makes close() send RST instead of FIN.
+        guard let provider = context.channel as? any SocketOptionProvider else {
+            context.close(promise: nil)
+            return
+        }
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        provider.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+            .assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+    }
+
+    private func closeAfter(_ future: EventLoopFuture<Void>, context: ChannelHandlerContext, reset: Bool = false) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        future.assumeIsolated().whenComplete { _ in
+            let (handler, context) = loopBound.value
+            if reset { handler.reset(context) } else { context.close(promise: nil) }
+        }
+    }
+
+    private func respond(path: String, context: ChannelHandlerContext) {
+        switch path {
+        case "/reset-before-headers":
+            reset(context)
+        case "/reset-mid-headers":
+            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Type: text/pl", context: context), context: context, reset: true)
+        case "/reset-mid-body":
+            let text = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100)
+            closeAfter(write(text, context: context), context: context, reset: true)
+        case "/truncated-chunked":
+            let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n20\r\nabc"
+            closeAfter(write(text, context: context), context: context)
+        case "/short-body":
+            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context), context: context)
+        case "/never":
+            break
+        case "/trickle":
+            _ = write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", context: context)
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            trickleTask = context.eventLoop.scheduleRepeatedTask(
+                initialDelay: TimeAmount.seconds(1), delay: TimeAmount.seconds(1)
+            ) { _ in
+                let (handler, context) = loopBound.value
+                guard context.channel.isActive else { return }
+                _ = handler.write("x", context: context)
+            }
+        case "/huge-header":
+            let text = "HTTP/1.1 200 OK\r\nX-Huge: " + String(repeating: "h", count: 1_048_576) + "\r\nContent-Length: 2\r\n\r\nok"
+            closeAfter(write(text, context: context), context: context)
+        case "/many-headers":
+            var text = "HTTP/1.1 200 OK\r\n"
+            for index in 0..<10_000 { text += "X-Header-\(index): value-value-value-\(index)\r\n" }
+            text += "Content-Length: 2\r\n\r\nok"
+            closeAfter(write(text, context: context), context: context)
+        case "/invalid-utf8":
+            var bytes = Array("HTTP/1.1 200 OK\r\nX-Bad: ".utf8) + [0xFF, 0xFE, 0xC3] + Array("\r\nContent-Length: 4\r\n\r\n".utf8)
+            bytes += [0xFF, 0xC0, 0x80, 0x41]
+            closeAfter(write(bytes, context: context), context: context)
+        default:
+            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", context: context), context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        trickleTask?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
