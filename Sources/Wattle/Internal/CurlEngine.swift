@@ -25,6 +25,9 @@ final class CurlEngine: @unchecked Sendable {
     private struct Inbox {
         var commands: [Command] = []
         var stopping = false
+        /// Whether the engine thread is (about to be) blocked in `curl_multi_poll`; only then
+        /// does a new command need `curl_multi_wakeup` (a syscall) to be seen.
+        var sleeping = false
     }
 
     private let multi: UnsafeMutableRawPointer
@@ -76,14 +79,22 @@ final class CurlEngine: @unchecked Sendable {
 
     /// Hands a transfer to the engine thread.
     func start(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.commands.append(.start(transfer)) }
-        _ = curl_multi_wakeup(multi)
+        post(.start(transfer))
     }
 
     /// Asks the engine thread to stop a transfer now and fail it with `cancelled`.
     func cancel(_ transfer: CurlTransfer) {
-        inbox.withLock { $0.commands.append(.cancel(transfer)) }
-        _ = curl_multi_wakeup(multi)
+        post(.cancel(transfer))
+    }
+
+    private func post(_ command: Command) {
+        let wake = inbox.withLock { inbox -> Bool in
+            inbox.commands.append(command)
+            guard inbox.sleeping else { return false }
+            inbox.sleeping = false
+            return true
+        }
+        if wake { _ = curl_multi_wakeup(multi) }
     }
 
     /// Stops the thread; transfers still running fail with `cancelled`.
@@ -111,8 +122,18 @@ final class CurlEngine: @unchecked Sendable {
             _ = curl_multi_perform(multi, &running)
             collectFinished()
             checkStalls()
-            // With transfers running, wake at least every 100 ms for the stall check.
-            _ = curl_multi_poll(multi, nil, 0, active.isEmpty ? 1000 : 100, nil)
+            // Sleep only if no command arrived meanwhile; the flag is set under the same lock
+            // posters take, so none is missed.
+            let sleep = inbox.withLock { inbox -> Bool in
+                guard inbox.commands.isEmpty, !inbox.stopping else { return false }
+                inbox.sleeping = true
+                return true
+            }
+            if sleep {
+                // With transfers running, wake at least every 100 ms for the stall check.
+                _ = curl_multi_poll(multi, nil, 0, active.isEmpty ? 1000 : 100, nil)
+                inbox.withLock { $0.sleeping = false }
+            }
         }
         tearDown()
     }

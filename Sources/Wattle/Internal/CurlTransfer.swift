@@ -20,7 +20,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     private var statusCode = 0
-    private var headers = HTTPHeaders()
+    private var rawHeaders: [UInt8] = []
     private var body = Data()
     private var abort: AbortReason?
     private var downloadDescriptor: Int32 = -1
@@ -220,7 +220,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let status = HeaderLineParser.statusCode(bytes) {
             // A new response (after 100 Continue or a proxy's CONNECT): start over.
             statusCode = status
-            headers = HTTPHeaders()
+            rawHeaders.removeAll(keepingCapacity: true)
             headerBytes = bytes.count
             return true
         }
@@ -229,20 +229,8 @@ final class CurlTransfer: @unchecked Sendable {
             abort = .headersTooLarge
             return false
         }
-        guard let field = HeaderLineParser.field(bytes) else {
-            if let continuation = HeaderLineParser.continuation(bytes), headers.count > 0 {
-                var fields = headers.fields
-                fields[fields.count - 1].value += " " + continuation
-                headers = HTTPHeaders(fields)
-            }
-            return true
-        }
-        headers.add(name: field.name, value: field.value)
-        if request.download == nil, field.name.caseInsensitiveEquals("Content-Length"),
-            let length = Int(field.value), length > 0
-        {
-            body.reserveCapacity(min(length, request.maximumResponseSize ?? length))
-        }
+        // Kept as bytes; parsed once, when the transfer finishes.
+        rawHeaders.append(contentsOf: bytes)
         return true
     }
 
@@ -266,6 +254,12 @@ final class CurlTransfer: @unchecked Sendable {
         if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
             abort = .tooLarge
             return 0
+        }
+        if body.isEmpty, let easy {
+            var length: curl_off_t = -1
+            if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK, length > 0 {
+                body.reserveCapacity(min(Int(length), request.maximumResponseSize ?? Int(length)))
+            }
         }
         body.append(contentsOf: bytes)
         return bytes.count
@@ -312,7 +306,7 @@ final class CurlTransfer: @unchecked Sendable {
             fileURL = download.file
         }
         let response = Response(
-            statusCode: statusCode, headers: headers, data: body, url: request.url, method: request.method,
+            statusCode: statusCode, headers: HeaderLineParser.fields(rawHeaders), data: body, url: request.url, method: request.method,
             fileURL: fileURL, metrics: metrics(easy))
         return .success(response)
     }

@@ -6,7 +6,7 @@ enum EndpointResolver {
         if let bad = endpoint.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
             throw .invalidURL(Redaction.escaped(endpoint), reason: "it contains \(Redaction.describe(byte: bad))")
         }
-        let trimmed = endpoint.trimmingCharacters(in: .whitespaces)
+        let trimmed = Self.trimmingSpaces(endpoint)
         var absolute: String
         if let scheme = Self.scheme(of: trimmed) {
             guard scheme == "http" || scheme == "https" else {
@@ -20,14 +20,18 @@ enum EndpointResolver {
             }
             var base = baseURL.absoluteString
             // Drop the base's own query and fragment; endpoints extend its path.
-            if let cut = base.firstIndex(where: { $0 == "?" || $0 == "#" }) { base = String(base[..<cut]) }
-            if !base.hasSuffix("/") { base += "/" }
+            if let cut = base.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+                base = String(base[..<cut])
+            }
+            if base.utf8.last != UInt8(ascii: "/") { base += "/" }
             var path = Substring(trimmed)
-            while path.hasPrefix("/") { path = path.dropFirst() }
+            while path.utf8.first == UInt8(ascii: "/") { path = path.dropFirst() }
             absolute = base + path
         }
-        if let hash = absolute.firstIndex(of: "#") { absolute = String(absolute[..<hash]) }
-        absolute = PercentEncoding.encodeForURL(absolute)
+        if let hash = absolute.utf8.firstIndex(of: UInt8(ascii: "#")) { absolute = String(absolute[..<hash]) }
+        if absolute.utf8.contains(where: PercentEncoding.needsEncodingInURL) {
+            absolute = PercentEncoding.encodeForURL(absolute)
+        }
         let pairs = try query.flattened()
         if !pairs.isEmpty {
             absolute += (absolute.contains("?") ? (absolute.hasSuffix("?") || absolute.hasSuffix("&") ? "" : "&") : "?")
@@ -42,8 +46,31 @@ enum EndpointResolver {
         return url
     }
 
+    /// The string without leading and trailing spaces and tabs (on bytes: Foundation's
+    /// `trimmingCharacters` bridges through NSString on Linux and showed in profiles).
+    static func trimmingSpaces(_ string: String) -> String {
+        let bytes = string.utf8
+        guard let first = bytes.first, let last = bytes.last,
+            first == 0x20 || first == 0x09 || last == 0x20 || last == 0x09
+        else { return string }
+        var start = bytes.startIndex
+        var end = bytes.endIndex
+        while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 { start = bytes.index(after: start) }
+        while end > start, bytes[bytes.index(before: end)] == 0x20 || bytes[bytes.index(before: end)] == 0x09 {
+            end = bytes.index(before: end)
+        }
+        return String(string[start..<end])
+    }
+
     /// The lowercased scheme if the string starts with `scheme:` (RFC 3986 section 3.1).
     static func scheme(of string: String) -> String? {
+        // Fast path for the common cases, on bytes.
+        let bytes = string.utf8
+        if bytes.starts(with: "https://".utf8) || bytes.starts(with: "HTTPS://".utf8) { return "https" }
+        if bytes.starts(with: "http://".utf8) || bytes.starts(with: "HTTP://".utf8) { return "http" }
+        guard let colonByte = bytes.firstIndex(of: UInt8(ascii: ":")),
+            bytes[..<colonByte].allSatisfy({ PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: "+") })
+        else { return nil }
         guard let colon = string.firstIndex(of: ":") else { return nil }
         let candidate = string[..<colon]
         guard let first = candidate.first, first.isASCII, first.isLetter,

@@ -32,6 +32,26 @@ enum HeaderLineParser {
         return (name, value)
     }
 
+    /// Every field of a header block (the lines after the status line), folded lines joined.
+    static func fields(_ block: [UInt8]) -> HTTPHeaders {
+        var fields: [HTTPHeaders.Field] = []
+        block.withUnsafeBytes { all in
+            var start = 0
+            while start < all.count {
+                var end = start
+                while end < all.count, all[end] != UInt8(ascii: "\n") { end += 1 }
+                let line = UnsafeRawBufferPointer(rebasing: all[start..<min(end + 1, all.count)])
+                if let field = field(line) {
+                    fields.append(HTTPHeaders.Field(name: field.name, value: field.value))
+                } else if let folded = continuation(line), !fields.isEmpty {
+                    fields[fields.count - 1].value += " " + folded
+                }
+                start = end + 1
+            }
+        }
+        return HTTPHeaders(fields)
+    }
+
     /// The text of an obsolete folded continuation line (starting with space or tab), or nil.
     static func continuation(_ line: UnsafeRawBufferPointer) -> String? {
         guard let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") else { return nil }

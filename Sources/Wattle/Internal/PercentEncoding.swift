@@ -23,7 +23,7 @@ enum PercentEncoding {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(string.utf8.count)
         for byte in string.utf8 {
-            if byte <= 0x20 || byte >= 0x7F || "\"<>\\^`{|}".utf8.contains(byte) {
+            if needsEncodingInURL(byte) {
                 bytes.append(UInt8(ascii: "%"))
                 bytes.append(hexDigit(byte >> 4))
                 bytes.append(hexDigit(byte & 0x0F))
@@ -32,6 +32,14 @@ enum PercentEncoding {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Whether `encodeForURL` would change this byte.
+    static func needsEncodingInURL(_ byte: UInt8) -> Bool {
+        byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "<")
+            || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "^")
+            || byte == UInt8(ascii: "`") || byte == UInt8(ascii: "{") || byte == UInt8(ascii: "|")
+            || byte == UInt8(ascii: "}")
     }
 
     /// `name=value&...` with both sides encoded.
