@@ -122,7 +122,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WattleCLITests",
-            dependencies: ["wattle", "Wattle", "WattleKeychain", "WattleDemoServer"],
+            dependencies: ["wattle", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer"],
             swiftSettings: strictSettings
         ),
         // A child process for the keychain's multi-process and SIGKILL tests.

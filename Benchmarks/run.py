@@ -30,7 +30,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
-REPS = 3
+REPS = 3  # at least 3 everywhere
+HTTP_REPS = 5  # the short networking runs are noisier: 5, still interleaved
 
 
 # --------------------------------------------------------------------------------------------
@@ -375,7 +376,7 @@ class Bench:
 
     def throughput_section(self, key, title, note, tools):
         self.log(f"{title}")
-        results = interleaved(tools, log=self.log)
+        results = interleaved(tools, reps=HTTP_REPS, log=self.log)
         self.raw[key] = results
         ref = results["raw libcurl (C)"]
         ref_rps, ref_cpu = metric(ref, rps), metric(ref, cpu_ms_per_1000)
@@ -472,7 +473,7 @@ class Bench:
             if not tls:
                 tools.append(("URLSession", tool("bench-urlsession")))
             self.log(f"Download {size_mb:.0f} MB {title}")
-            results = interleaved(tools, log=self.log)
+            results = interleaved(tools, reps=HTTP_REPS, log=self.log)
             self.raw[key] = results
             ref = metric(results["raw libcurl (C)"], mb_per_s)
             for label, _ in tools:
@@ -493,8 +494,9 @@ class Bench:
             "writes a temporary file, fsyncs it and renames it into place; libcurl: a write callback calling write(2), "
             "and a second row that also fsyncs before closing, the like-for-like reference; AsyncHTTPClient: FileDownloadDelegate; URLSession: "
             "`download(from:)`, then a move into place). Peak RSS is the process's VmHWM, start-up included; "
-            "\"RSS at process start\" is VmRSS before the client was made (for the Swift programs: the Swift runtime and "
-            "Foundation alone), so the difference is what the download itself costs.", "",
+            "\"RSS at process start\" is VmRSS before the client was made (the runtime and the libraries the program "
+            "links; the Swift programs' own code uses no Foundation, so for Wattle it is what Wattle brings in), so "
+            "the difference is what the download itself costs.", "",
             "| protocol | client | MB/s (min / **median** / max) | vs libcurl | peak RSS MiB (min / **median** / max) | RSS at process start MiB (median) | CPU s per GB (min / **median** / max) |",
             "| --- | --- | --- | --- | --- | --- | --- |"] + rows + [""]))
 
@@ -528,12 +530,15 @@ class Bench:
         url = self.nginx.url(False, "small.json")
         cli = self.args.wattle_cli
         ready, why = False, "CLI not ready"
+        # The CLI keeps tokens in $XDG_DATA_HOME/wattle: a throw-away one, never the user's. The
+        # first run below creates it; the timed runs open it, as a user's every call does.
+        env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg"))
         if cli and os.access(cli, os.X_OK):
             try:
-                p = subprocess.run([cli, url], capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+                p = subprocess.run([cli, "GET", url], capture_output=True, timeout=30, stdin=subprocess.DEVNULL, env=env)
                 ready = p.returncode == 0 and b"Wattle benchmark" in p.stdout
                 if not ready:
-                    why = f"CLI not ready: `wattle URL` exited {p.returncode}"
+                    why = f"CLI not ready: `wattle GET URL` exited {p.returncode}"
             except (OSError, subprocess.TimeoutExpired) as e:
                 why = f"CLI not ready: {e}"
         else:
@@ -542,7 +547,7 @@ class Bench:
         curl = shutil.which("curl")
         commands = [("curl", [curl, "-s", url])]
         if ready:
-            commands.append(("wattle", [cli, url]))
+            commands.append(("wattle", [cli, "GET", url]))
         if http:
             commands.append(("httpie (http)", [http, "--ignore-stdin", "GET", url]))
         runs = self.n(10, 3)
@@ -554,7 +559,7 @@ class Bench:
                 for _ in range(runs):
                     t0 = time.perf_counter()
                     p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       stdin=subprocess.DEVNULL)
+                                       stdin=subprocess.DEVNULL, env=env)
                     walls.append(time.perf_counter() - t0)
                     if p.returncode != 0:
                         return {"error": f"{argv[0]} exited {p.returncode}"}
@@ -570,7 +575,7 @@ class Bench:
             shown = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv))
             rows.append(f"| {label} | `{shown}` | {fmt3(w)} | {fmt_ratio(ratio(w, ref))} |")
         if not ready:
-            rows.append(f"| wattle | `wattle {url}` | not measured ({why}) | – |")
+            rows.append(f"| wattle | `wattle GET {url}` | not measured ({why}) | – |")
             self.goals.not_measured("CLI one-shot GET vs curl", why)
             self.goals.not_measured("CLI one-shot GET vs httpie", why)
         else:
@@ -719,7 +724,8 @@ class Bench:
             f"- Swift: {first_line(['swift', '--version'])}; benchmark programs built with `-c release`; C with `cc -O2`",
             f"- Wattle git revision: {first_line(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'])}"
             + (" (with uncommitted changes)" if first_line(['git', '-C', ROOT, 'status', '--porcelain', '--untracked-files=no']) not in ("", "unknown") else ""),
-            f"- Repetitions: {REPS} per measurement, interleaved (A, B, C, A, B, C, A, B, C)" + (" — QUICK MODE (reduced counts)" if self.quick else ""),
+            f"- Repetitions: {HTTP_REPS} for each request and download measurement, {REPS} for the others, "
+            "interleaved (A, B, C, A, B, C, ...)" + (" — QUICK MODE (reduced counts)" if self.quick else ""),
         ]
 
     def write(self, elapsed):
@@ -734,7 +740,7 @@ class Bench:
             f"- Whole run: {elapsed / 60:.1f} minutes of measurement", "",
             "## How to read this", "",
             "Every figure comes from this one run on this machine, with all clients measured side by side against "
-            "the same nginx. Each measurement was repeated 3 times, interleaved, and is shown as min / **median** / "
+            "the same nginx. Each measurement was repeated 3 or 5 times, interleaved, and is shown as min / **median** / "
             "max; ratios compare medians, and are to the reference of the row (raw libcurl in C for networking, a C "
             "program doing the same SQLite and libsodium work for the keychain, curl for the command line). For "
             "throughput higher is better; for CPU, memory and latency lower is better. CPU is the client process's "

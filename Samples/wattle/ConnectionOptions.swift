@@ -32,6 +32,12 @@ struct ConnectionOptions: ParsableArguments {
         return text.flatMap { URL(string: $0) }
     }
 
+    /// The keychain file for tokens.
+    var keychainFile: URL {
+        keychain.map { URL(fileURLWithPath: $0) }
+            ?? KeychainStore.defaultDirectory.appendingPathComponent("wattle-cli.keychain")
+    }
+
     /// The keychain store for tokens.
     func keychainStore() throws -> KeychainStore {
         if let keychain {
@@ -42,7 +48,10 @@ struct ConnectionOptions: ParsableArguments {
     }
 
     /// A configuration with trust, timeout, and an authenticator for `origin`'s tokens.
-    func configuration(origin: URL?) throws -> Configuration {
+    ///
+    /// - Parameter createKeychain: false for plain requests: when no keychain file exists there
+    ///   can be no token, so none is created (and no time is spent opening one).
+    func configuration(origin: URL?, createKeychain: Bool = true) throws -> Configuration {
         var configuration = Configuration()
         configuration.baseURL = resolvedBaseURL
         configuration.redirects = .none
@@ -57,12 +66,12 @@ struct ConnectionOptions: ParsableArguments {
             guard timeout > 0 else { throw CLIError.usage("--timeout must be a positive number of seconds") }
             configuration.timeouts.total = .milliseconds(Int(timeout * 1000))
         }
-        if let origin {
+        if let origin, createKeychain || FileManager.default.fileExists(atPath: keychainFile.path) {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try keychainStore())
             let refresh = refreshPath ?? ProcessInfo.processInfo.environment["WATTLE_REFRESH_PATH"]
             configuration.authenticator = Authenticator(store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
-            if configuration.baseURL == nil { configuration.baseURL = origin }
         }
+        if configuration.baseURL == nil { configuration.baseURL = origin }
         return configuration
     }
 

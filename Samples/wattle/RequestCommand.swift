@@ -73,7 +73,7 @@ struct RequestCommand: AsyncParsableCommand {
             request.body = .data(Data(object.utf8), contentType: "application/json")
         }
 
-        var configuration = try connection.configuration(origin: try connection.origin(of: endpoint))
+        var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
         if follow { configuration.redirects = .follow(maximumHops: 10) }
         let session = Session(configuration: configuration)
         if verbose { printRequest(request, session: session) }

@@ -35,7 +35,7 @@ public enum PublicKeyPin {
             throw .invalidRequest(reason: "the certificate could not be parsed (no SubjectPublicKeyInfo found)")
         }
         var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        _ = sodium_init()
+        guard sodiumReady else { throw .invalidRequest(reason: "libsodium could not be initialised") }
         crypto_hash_sha256(&digest, spki, UInt64(spki.count))
         return "sha256//" + Data(digest).base64EncodedString()
     }
@@ -52,6 +52,9 @@ public enum PublicKeyPin {
         return try pin(forCertificatePEM: pem)
     }
 }
+
+/// `sodium_init()`, once for the process (it is idempotent, but we keep the rule).
+private let sodiumReady: Bool = sodium_init() >= 0
 
 /// PEM armour.
 enum PEM {

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+import WattleCLIKit
+
+@Suite("CLI items and JSON printing")
+struct CLIKitTests {
+    @Test("items: the earliest separator wins, the longest at that position; backslash escapes")
+    func items() throws {
+        #expect(try RequestItem.parse("q==a=b") == .query("q", "a=b"))
+        #expect(try RequestItem.parse("n:=[1,2]") == .jsonField("n", "[1,2]"))
+        #expect(try RequestItem.parse("name=a:b") == .stringField("name", "a:b"))
+        #expect(try RequestItem.parse("Accept: text/html") == .header("Accept", "text/html"))
+        #expect(try RequestItem.parse("url=http://x") == .stringField("url", "http://x"))
+        #expect(try RequestItem.parse(#"a\=b=c"#) == .stringField("a=b", "c"))
+        #expect(try RequestItem.parse("empty=") == .stringField("empty", ""))
+        #expect(throws: RequestItemError.self) { try RequestItem.parse("=value") }
+        #expect(throws: RequestItemError.self) { try RequestItem.parse("plainword") }
+    }
+
+    @Test("JSON is re-indented in the server's key order, coloured only when asked")
+    func prettyJSON() {
+        let text = #"{"z":1,"a":[true,null,"x"],"o":{},"s":"a,b:{c}"}"#
+        let plain = JSONPrinter.pretty(Data(text.utf8), colours: false)
+        #expect(plain == """
+            {
+              "z": 1,
+              "a": [
+                true,
+                null,
+                "x"
+              ],
+              "o": {},
+              "s": "a,b:{c}"
+            }
+            """)
+        let coloured = JSONPrinter.pretty(Data(text.utf8), colours: true) ?? ""
+        #expect(coloured.contains("\u{1B}[34m\"z\"\u{1B}[0m"))
+        #expect(coloured.contains("\u{1B}[32m\"x\"\u{1B}[0m"))
+        #expect(JSONPrinter.pretty(Data("not json".utf8), colours: false) == nil)
+    }
+}
