@@ -34,7 +34,8 @@ public final class FaultServer: Sendable {
 
     /// Starts the server on 127.0.0.1 and a free port.
     public static func start() async throws -> FaultServer {
-        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+        // An event loop of its own: fault timings must not depend on other servers' load.
+        let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup(numberOfThreads: 1))
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in

@@ -154,15 +154,26 @@ final class HTTPRouteHandler: ChannelInboundHandler {
     }
 
     private func pump(context: ChannelHandlerContext) {
-        while streamRemaining > 0, context.channel.isWritable {
+        // At most 16 chunks (~1 MB) per turn, then yield the event loop so the other
+        // connections it serves are not starved by a fast reader.
+        var budget = 16
+        while streamRemaining > 0, context.channel.isWritable, budget > 0 {
             let count = min(Pattern.chunk.count, streamRemaining)
             let buffer = context.channel.allocator.buffer(bytes: Pattern.chunk.prefix(count))
             streamRemaining -= count
+            budget -= 1
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         }
         if streamRemaining == 0 {
             streamRemaining = -1
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        } else if streamRemaining > 0, budget == 0, context.channel.isWritable {
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.assumeIsolated().execute {
+                let (handler, context) = loopBound.value
+                guard context.channel.isActive else { return }
+                handler.pump(context: context)
+            }
         }
     }
 

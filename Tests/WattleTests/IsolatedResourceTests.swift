@@ -12,7 +12,7 @@ struct IsolatedResourceTests {
     @Test("1,000 faulty requests leak no file descriptors, threads or memory", .enabled(if: isolated))
     func noLeaksUnderFaults() async throws {
         let server = try await Faults.server.value
-        let session = Faults.session { $0.timeouts = Timeouts(connect: .seconds(5), total: .milliseconds(300), stall: nil) }
+        let session = Faults.session { $0.timeouts = Timeouts(connect: .seconds(5), total: .milliseconds(500), stall: nil) }
         let paths = Faults.cases.map(\.path).filter { $0 != "never" } + ["never"]
         // Warm up: the engine thread, the handle pool, the server's threads.
         for path in paths { _ = try? await session.get(server.url(path).absoluteString) }
