@@ -11,13 +11,7 @@ all: build
 
 # Installs the system packages that are missing (apt-get, with sudo when not root).
 deps:
-	@missing=""; for p in $(SYSTEM_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing missing system packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@scripts/install-packages.sh $(SYSTEM_PACKAGES)
 
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
@@ -57,13 +51,7 @@ BENCH_BUILD_CLI ?= 1
 BENCH_WATTLE_CLI ?=
 
 bench: deps
-	@missing=""; for p in $(BENCH_SYSTEM_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "Installing missing system packages:$$missing"; \
-	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing; \
-	fi
+	@scripts/install-packages.sh $(BENCH_SYSTEM_PACKAGES)
 	@command -v http >/dev/null || python3 -m pip install -q httpie || echo "httpie could not be installed: its row will be missing"
 	mkdir -p $(BENCH_C_BIN)
 	cc $(BENCH_CFLAGS) -o $(BENCH_C_BIN)/bench-curl Benchmarks/C/bench-curl.c $$(pkg-config --cflags --libs libcurl)
