@@ -83,3 +83,28 @@ struct BodyTests {
         }
     }
 }
+
+@Suite("Multipart bodies")
+struct MultipartTests {
+    @Test("fields and files are framed by the boundary, names quoted, the content type carries the boundary")
+    func multipart() async throws {
+        let server = try await TestServer.shared()
+        let file = Data([0x00, 0xFF, 0x41, 0x0D, 0x0A])
+        let body = RequestBody.multipart(
+            [.field("title", "Holiday \"2026\""), .file("photo", filename: "koala\r\n.jpg", contentType: "image/jpeg", data: file)],
+            boundary: "XyZ")
+        let echo = try await makeSession(server).send(Request("echo", method: .post, body: body)).decode(Echo.self)
+        #expect(echo.header("Content-Type") == "multipart/form-data; boundary=XyZ")
+        #expect(echo.bodyLength == body.data.count)
+        let expectedStart = "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday \"2026\"\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"koala .jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+        #expect(body.data.starts(with: Data(expectedStart.utf8)))
+        #expect(body.data.suffix(9) == Data("--XyZ--\r\n".utf8))
+    }
+
+    @Test("a boundary found inside a part is replaced")
+    func boundaryCollision() {
+        let body = RequestBody.multipart([.field("a", "contains XyZ inside")], boundary: "XyZ")
+        #expect(body.contentType?.contains("boundary=XyZ") == false)
+    }
+}
