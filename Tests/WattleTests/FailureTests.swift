@@ -14,7 +14,9 @@ struct FailureTests {
             if case .timedOut(let phase, let after, _) = $0 { return phase == .connect && after == .milliseconds(300) }
             return false
         }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        // Loose bounds throughout: the suite runs in parallel on 2 cores, and a resumed task can
+        // wait for a cooperative thread. The error's phase is the real check.
+        #expect(ContinuousClock.now - start < .seconds(8))
     }
 
     @Test("the total timeout fires when the server is slower than allowed")
@@ -22,11 +24,11 @@ struct FailureTests {
         let server = try await TestServer.shared()
         let session = makeSession(server)
         let start = ContinuousClock.now
-        await expectWattleError({ _ = try await session.send(Request("delay/3000", timeout: .milliseconds(300))) }) {
+        await expectWattleError({ _ = try await session.send(Request("delay/20000", timeout: .milliseconds(300))) }) {
             if case .timedOut(let phase, _, _) = $0 { return phase == .total }
             return false
         }
-        #expect(ContinuousClock.now - start < .seconds(2))
+        #expect(ContinuousClock.now - start < .seconds(8))
     }
 
     @Test("the stall timeout fires when the body stops arriving")
@@ -38,7 +40,7 @@ struct FailureTests {
             if case .timedOut(let phase, _, _) = $0 { return phase == .stall }
             return false
         }
-        #expect(ContinuousClock.now - start < .seconds(5))
+        #expect(ContinuousClock.now - start < .seconds(10))
     }
 
     @Test("a refused connection is cannotConnect with host and port")
@@ -95,13 +97,13 @@ struct CancellationTests {
     func cancelMidTransfer() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
-        let task = Task { try await session.get("delay/5000") }
+        let task = Task { try await session.get("delay/30000") }
         try await Task.sleep(for: .milliseconds(200))
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.result
-        // Well before the 5 s the server would take (loose: the suite runs in parallel on 2 cores).
-        #expect(ContinuousClock.now - start < .seconds(2))
+        // Well before the 30 s the server would take (loose: the suite runs in parallel on 2 cores).
+        #expect(ContinuousClock.now - start < .seconds(5))
         guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
             Issue.record("expected cancelled, got \(result)")
             return
