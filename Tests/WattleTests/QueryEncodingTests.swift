@@ -98,3 +98,24 @@ struct EndpointResolutionTests {
         #expect(url.absoluteString == "https://api.example.test/v1/files/my%20report%20%C3%A9.pdf")
     }
 }
+
+@Suite("Fuzz findings, kept as regression tests")
+struct FuzzFindingTests {
+    let base = URL(string: "https://api.example.test/v1/")!
+
+    @Test("a stray % in the endpoint is encoded, and the parameters after it are not double-encoded")
+    func strayPercent() throws {
+        let url = try Request("search?q=100%", query: ["x": "a b"]).url(relativeTo: base)
+        #expect(url.absoluteString == "https://api.example.test/v1/search?q=100%25&x=a%20b")
+        let valid = try Request("search?q=100%25", query: ["x": "a b"]).url(relativeTo: base)
+        #expect(valid.absoluteString == "https://api.example.test/v1/search?q=100%25&x=a%20b")
+    }
+
+    @Test("brackets are kept in an IPv6 authority and encoded in a path or query")
+    func brackets() throws {
+        let ipv6 = try Request("http://[::1]:8080/a[1]?b=[2]", query: ["c": "d"]).url(relativeTo: base)
+        #expect(ipv6.absoluteString == "http://[::1]:8080/a%5B1%5D?b=%5B2%5D&c=d")
+        let relative = try Request("x?s://[::1]:8443/y", query: ["k": "v w"]).url(relativeTo: base)
+        #expect(relative.absoluteString == "https://api.example.test/v1/x?s://%5B::1%5D:8443/y&k=v%20w")
+    }
+}

@@ -29,7 +29,7 @@ enum EndpointResolver {
             absolute = base + path
         }
         if let hash = absolute.utf8.firstIndex(of: UInt8(ascii: "#")) { absolute = String(absolute[..<hash]) }
-        if absolute.utf8.contains(where: PercentEncoding.needsEncodingInURL) {
+        if absolute.utf8.contains(where: { PercentEncoding.needsEncodingInURL($0) || $0 == 0x25 || $0 == 0x5B || $0 == 0x5D }) {
             absolute = PercentEncoding.encodeForURL(absolute)
         }
         let pairs = try query.flattened()

@@ -17,13 +17,25 @@ enum PercentEncoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Encodes only what may not appear in a URL as it stands: controls, space, non-ASCII and
-    /// `"<>\^`{|}`. Used for endpoint paths, so `/` and existing `%XX` are kept.
+    /// Encodes only what may not appear in a URL as it stands: controls, space, non-ASCII,
+    /// `"<>\^`{|}`, a `%` not followed by two hex digits, and `[` `]` outside the authority
+    /// (where an IPv6 literal needs them). Used for endpoints, so `/` and valid `%XX` are kept.
+    /// The result is a valid RFC 3986 URL, so Foundation never re-encodes it (which would
+    /// double-encode the query parameters appended after it).
     static func encodeForURL(_ string: String) -> String {
+        let input = Array(string.utf8)
+        // Where the path starts: after "scheme://authority", else at 0.
+        var pathStart = 0
+        if let separator = input.firstRange(of: Array("://".utf8)) {
+            pathStart = input[separator.upperBound...].firstIndex(of: UInt8(ascii: "/")) ?? input.count
+        }
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(string.utf8.count)
-        for byte in string.utf8 {
-            if needsEncodingInURL(byte) {
+        bytes.reserveCapacity(input.count)
+        for (index, byte) in input.enumerated() {
+            let strayPercent = byte == UInt8(ascii: "%")
+                && !(index + 2 < input.count && isHexDigit(input[index + 1]) && isHexDigit(input[index + 2]))
+            let bracketInPath = index >= pathStart && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]"))
+            if needsEncodingInURL(byte) || strayPercent || bracketInPath {
                 bytes.append(UInt8(ascii: "%"))
                 bytes.append(hexDigit(byte >> 4))
                 bytes.append(hexDigit(byte & 0x0F))
@@ -32,6 +44,10 @@ enum PercentEncoding {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
     }
 
     /// Whether `encodeForURL` would change this byte.
