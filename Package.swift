@@ -133,5 +133,38 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         // MARK: Fuzzing (libFuzzer targets, built by `make fuzz`)
+        // Each builds two ways: normally, a program that replays the files it is given (the
+        // committed corpus in Fuzz/Corpus/<Name>, run by a test); with `-D WATTLE_FUZZ`,
+        // sanitizer coverage, ASan and libFuzzer's fuzzer_no_main runtime (`make fuzz`), a
+        // libFuzzer binary.
+        .target(
+            name: "WattleFuzzSupport",
+            path: "Fuzz/Support",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzCLIItem",
+            dependencies: ["WattleCLIKit", "WattleFuzzSupport"],
+            path: "Fuzz/CLIItem",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzURLQuery",
+            dependencies: ["Wattle", "WattleFuzzSupport"],
+            path: "Fuzz/URLQuery",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzHeaderParsing",
+            dependencies: ["Wattle", "WattleFuzzSupport"],
+            path: "Fuzz/HeaderParsing",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "FuzzSealedRecord",
+            dependencies: ["WattleKeychain", "WattleFuzzSupport"],
+            path: "Fuzz/SealedRecord",
+            swiftSettings: strictSettings
+        ),
     ]
 )

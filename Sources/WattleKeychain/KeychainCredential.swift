@@ -57,3 +57,23 @@ public struct KeychainCredential: Sendable {
         KeychainCredential(kind: .key(Array(bytes)))
     }
 }
+
+/// A credential's description, debug description and mirror name its kind only: a passphrase
+/// or key bytes never show in a log line, `print`, `dump` or a debugger summary (nor does
+/// anything holding a credential, such as a store).
+extension KeychainCredential: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// `passphrase(<redacted>)`, `keyFile(<path>)` or `key(<redacted>)`.
+    public var description: String {
+        switch kind {
+        case .passphrase: "KeychainCredential.passphrase(<redacted>)"
+        case .keyFile(let url): "KeychainCredential.keyFile(\(url.path))"
+        case .key: "KeychainCredential.key(<redacted>)"
+        }
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror with no children, so `dump` shows only ``description``.
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+}

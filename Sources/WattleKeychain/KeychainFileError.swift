@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A keychain file or key file that Wattle refuses to use, with the path and the reason.
 ///
 /// Wattle refuses a keychain file or key file that is readable or writable by the group or by
@@ -58,7 +64,7 @@ public struct KeychainFileError: Error, Sendable, Hashable, CustomStringConverti
             return "The key file \(path) is missing, so the keychain next to it cannot be opened; "
                 + "restore the key file (a new one would not open the existing items)."
         case .cannotCreate:
-            let code = errno.map { " (errno \($0))" } ?? ""
+            let code = errno.map { " (\(String(cString: strerror($0))), errno \($0))" } ?? ""
             return "Cannot create or open \(path)\(code); check that its folder exists and is writable."
         }
     }

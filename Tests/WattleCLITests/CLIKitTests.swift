@@ -39,3 +39,13 @@ struct CLIKitTests {
         #expect(JSONPrinter.pretty(Data("not json".utf8), colours: false) == nil)
     }
 }
+
+@Suite("CLI item parsing cost")
+struct CLIItemCostTests {
+    @Test("a long item without a separator is rejected in linear time (fuzz finding: it was quadratic)")
+    func longItem() {
+        let start = ContinuousClock.now
+        #expect(throws: RequestItemError.self) { try RequestItem.parse(String(repeating: "a", count: 40_000)) }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+}

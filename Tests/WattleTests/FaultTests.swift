@@ -124,3 +124,19 @@ struct HostileInputTests {
         }
     }
 }
+
+@Suite("Redaction of URLs")
+struct URLRedactionTests {
+    @Test("an error for a URL with a credential-looking query can be described (fuzz finding: it trapped)")
+    func describedWithoutTrap() {
+        do {
+            _ = try Request("users?token=abc&page=2").url(relativeTo: nil)
+            Issue.record("expected invalidURL")
+        } catch {
+            #expect(!error.description.contains("abc"))
+            #expect(error.description.contains("token=REDACTED"))
+            #expect(error.description.contains("page=2"))
+        }
+        #expect(!Request("x?api_key=s3cr3t").description.contains("s3cr3t"))
+    }
+}

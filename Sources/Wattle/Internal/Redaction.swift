@@ -35,7 +35,9 @@ enum Redaction {
         }
         if let items = components.percentEncodedQueryItems {
             components.percentEncodedQueryItems = items.map { item in
-                isSensitiveName(item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "<redacted>") : item
+                // Percent-encoded items must stay valid RFC 3986 text: `<` and `>` are not, and
+                // Foundation traps on them (found by fuzzing), so the marker is plain letters.
+                isSensitiveName(item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "REDACTED") : item
             }
         }
         return components.string ?? escaped(string)

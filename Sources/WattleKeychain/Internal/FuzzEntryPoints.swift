@@ -58,7 +58,8 @@ package enum FuzzEntryPoints {
 
     /// Seals `padded` (taken as an already padded secret) with the class key of `protection`
     /// and opens it: the padding check sees arbitrary authenticated input.
-    package static func openAuthenticatedSecret(_ padded: [UInt8], protection: UInt8) -> Result<Data, KeychainError> {
+    package static func openAuthenticatedSecret(_ padded: [UInt8], protection: UInt8) -> Result<[UInt8], KeychainError>
+    {
         let id = [UInt8](repeating: 0x33, count: Sodium.hashBytes)
         let group = [UInt8](repeating: 0x44, count: Sodium.hashBytes)
         let itemClass = KeychainItemClass.genericPassword.rawValue
@@ -68,7 +69,7 @@ package enum FuzzEntryPoints {
         let row = StoredRow(
             id: id, itemClass: itemClass, group: group, protection: protection, attributes: [], secret: sealed)
         do {
-            return .success(try engine.openSecret(row))
+            return .success(Array(try engine.openSecret(row)))
         } catch let error as KeychainError {
             return .failure(error)
         } catch {
@@ -83,7 +84,8 @@ package enum FuzzEntryPoints {
 
     /// Decodes `data` with every typed value encoding and checks that what decodes encodes
     /// back to the same bytes; returns the names of the encodings that did not.
-    package static func valueEncodingsThatDoNotRoundTrip(_ data: Data) -> [String] {
+    package static func valueEncodingsThatDoNotRoundTrip(_ bytes: [UInt8]) -> [String] {
+        let data = Data(bytes)
         var broken: [String] = []
         if let value = try? ValueEncoding.string(data), ValueEncoding.encode(value) != data { broken.append("String") }
         if let value = try? ValueEncoding.bool(data), ValueEncoding.encode(value) != data { broken.append("Bool") }

@@ -44,6 +44,11 @@ final class SQLiteStorage: RowStorage {
     /// Opens the file (created 0600 when missing) and creates the schema.
     init(path: String) throws {
         try KeychainFiles.createPrivateFile(path)
+        // An empty file is a keychain being created; a file too short to hold SQLite's 100-byte
+        // header was damaged (SQLite would take some of those for an empty database and a new
+        // keychain would silently replace the old one).
+        var info = stat()
+        if stat(path, &info) == 0, info.st_size > 0, info.st_size < 100 { throw KeychainError.decode }
         let c = try SQLiteConnection(path: path)
         try Self.retryingBusy {
             _ = try c.strings("PRAGMA journal_mode=WAL")

@@ -1,0 +1,46 @@
+// libFuzzer target: the `wattle` CLI's item parser (`RequestItem.parse`).
+//
+// Properties: parsing never crashes; a parsed item has a non-empty name; for ASCII input, the
+// item written back (separators in the name escaped) parses to the same item.
+
+import WattleCLIKit
+import WattleFuzzSupport
+
+func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let item: RequestItem
+    do {
+        item = try RequestItem.parse(text)
+    } catch {
+        fuzzCheck(!error.message.isEmpty, "an empty error message")
+        return
+    }
+    let (name, separator, value): (String, String, String)
+    switch item {
+    case .query(let n, let v): (name, separator, value) = (n, "==", v)
+    case .stringField(let n, let v): (name, separator, value) = (n, "=", v)
+    case .jsonField(let n, let v): (name, separator, value) = (n, ":=", v)
+    case .header(let n, let v):
+        (name, separator, value) = (n, ":", v)
+        fuzzCheck(!v.hasPrefix(" "), "a header value kept its leading space: \(item)")
+    }
+    fuzzCheck(!name.isEmpty, "an item with an empty name: \(item)")
+    guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
+    var written = ""
+    for character in name {
+        if character == "\\" || character == "=" || character == ":" { written.append("\\") }
+        written.append(character)
+    }
+    written += separator + value
+    let again = try? RequestItem.parse(written)
+    fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
+}
+
+@main enum FuzzCLIItemMain {
+    static func main() {
+        FuzzMain.run(name: "FuzzCLIItem") { data, size in
+            fuzzOne(UnsafeRawBufferPointer(start: data, count: size))
+            return 0
+        }
+    }
+}
