@@ -31,11 +31,11 @@ public final class KeychainStore: Sendable {
     }
 
     let source: Source
-    private let state: Mutex<State>
+    private let state: PThreadLocked<State>
 
     init(source: Source) {
         self.source = source
-        state = Mutex(State())
+        state = PThreadLocked(State())
     }
 
     /// The file, or nil for an in-memory store.
@@ -50,7 +50,7 @@ public final class KeychainStore: Sendable {
     ///   keychain, ``KeychainFileError`` when a file is refused or cannot be created.
     public init(fileURL: URL, credential: KeychainCredential) throws {
         source = .file(fileURL, credential)
-        state = Mutex(State())
+        state = PThreadLocked(State())
         try open()
     }
 

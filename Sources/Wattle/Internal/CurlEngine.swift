@@ -1,6 +1,6 @@
 import CCurl
 import Foundation
-import Synchronization
+import WattleKeychain
 
 /// One libcurl multi handle and the one thread that drives it.
 ///
@@ -32,7 +32,7 @@ final class CurlEngine: @unchecked Sendable {
 
     private let multi: UnsafeMutableRawPointer
     private let settings: Settings
-    private let inbox = Mutex(Inbox())
+    private let inbox = PThreadLocked(Inbox())
     /// Engine thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Engine thread only: reset easy handles kept for reuse.

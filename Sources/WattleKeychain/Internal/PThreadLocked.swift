@@ -1,0 +1,34 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A value guarded by a pthread mutex.
+///
+/// Used instead of `Synchronization.Mutex` where threads contend: on Linux that Mutex hands
+/// over through a futex in an uninstrumented library, so ThreadSanitizer cannot see the
+/// happens-before edge and reports false races; pthread mutexes it intercepts. Shared with the
+/// Wattle module (`package` access).
+package final class PThreadLocked<Value>: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private var value: Value
+
+    package init(_ value: Value) {
+        self.value = value
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the value, holding the lock.
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value)
+    }
+}
