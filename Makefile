@@ -2,7 +2,6 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time
-SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
 .PHONY: all deps build demo test bench format lint clean

@@ -80,13 +80,18 @@ public final class Session: Sendable {
         try await sendRetrying(request, download: nil)
     }
 
-    /// Sends with the retry policy, if any, around the authenticated exchange.
+    /// Sends with the retry policy, if any, around the authenticated exchange. The request is
+    /// resolved and checked once, whatever the number of attempts.
     func sendRetrying(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError) -> Response {
-        guard let retry = configuration.retry else { return try await sendAuthenticated(request, download: download) }
+        let prepared = try prepare(request, download: download)
+        let explicitAuthorization = request.headers.contains("Authorization")
+        guard let retry = configuration.retry else {
+            return try await sendAuthenticated(prepared, explicitAuthorization: explicitAuthorization)
+        }
         var attempt = 1
         while true {
             do {
-                return try await sendAuthenticated(request, download: download)
+                return try await sendAuthenticated(prepared, explicitAuthorization: explicitAuthorization)
             } catch {
                 guard let delay = retry.delay(after: error, attempt: attempt, method: request.method) else { throw error }
                 configuration.logger.debug(
@@ -103,36 +108,43 @@ public final class Session: Sendable {
 
     /// Adds the token for the API's origin; on an auth failure, refreshes (once for all
     /// concurrent requests) and retries once.
-    func sendAuthenticated(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError)
+    ///
+    /// - Parameter explicitAuthorization: the caller set `Authorization` itself; it is left alone.
+    func sendAuthenticated(_ prepared: TransportRequest, explicitAuthorization: Bool) async throws(WattleError)
         -> Response
     {
         guard let auth, let authenticator = configuration.authenticator, let baseURL = configuration.baseURL,
-            !request.headers.contains("Authorization"),
-            Origin(try request.url(relativeTo: baseURL)) == Origin(baseURL)
+            !explicitAuthorization, Origin(prepared.url) == Origin(baseURL)
         else {
-            return try await execute(request, download: download)
+            return try await execute(prepared)
         }
         guard let (token, version) = try await auth.current() else {
-            return try await execute(request, download: download)
+            return try await execute(prepared)
         }
-        var authorized = request
-        authorized.headers["Authorization"] = token.authorizationValue
         do {
-            return try await execute(authorized, download: download)
+            return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
             let (fresh, _) = try await auth.refresh(after: version)
             guard let fresh else {
                 throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")
             }
-            authorized.headers["Authorization"] = fresh.authorizationValue
-            return try await execute(authorized, download: download)
+            return try await execute(try Self.authorizing(prepared, with: fresh))
         }
     }
 
-    /// Resolves, sends and follows redirects; downloads stream to `download`'s file.
-    func execute(_ request: Request, download: TransportRequest.DownloadTarget?) async throws(WattleError) -> Response {
+    /// The request with `Authorization` set from a token, checked like every header.
+    static func authorizing(_ prepared: TransportRequest, with token: AuthToken) throws(WattleError) -> TransportRequest {
+        let field = HTTPHeaders.Field(name: "Authorization", value: token.authorizationValue)
+        try HTTPHeaders([field]).validate()
+        var authorized = prepared
+        authorized.headers["Authorization"] = field.value
+        return authorized
+    }
+
+    /// Sends a prepared request and follows redirects; downloads stream to its target file.
+    func execute(_ prepared: TransportRequest) async throws(WattleError) -> Response {
         let start = ContinuousClock.now
-        var current = try prepare(request, download: download)
+        var current = prepared
         let originalURL = current.url
         var hops = 0
         while true {

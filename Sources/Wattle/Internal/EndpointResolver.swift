@@ -68,21 +68,22 @@ enum EndpointResolver {
         let bytes = string.utf8
         if bytes.starts(with: "https://".utf8) || bytes.starts(with: "HTTPS://".utf8) { return "https" }
         if bytes.starts(with: "http://".utf8) || bytes.starts(with: "HTTP://".utf8) { return "http" }
-        guard let colonByte = bytes.firstIndex(of: UInt8(ascii: ":")),
-            bytes[..<colonByte].allSatisfy({ PercentEncoding.isUnreserved($0) || $0 == UInt8(ascii: "+") })
-        else { return nil }
+        // Otherwise: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) before the first colon.
         guard let colon = string.firstIndex(of: ":") else { return nil }
-        let candidate = string[..<colon]
-        guard let first = candidate.first, first.isASCII, first.isLetter,
-            candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        let candidate = string.utf8[..<colon]
+        guard let first = candidate.first, Self.isASCIILetter(first),
+            candidate.allSatisfy({ Self.isASCIILetter($0) || ($0 >= 48 && $0 <= 57) || "+-.".utf8.contains($0) })
         else { return nil }
         // "localhost:8080/x" has no "//" after the colon: treat as relative, not a scheme.
+        let scheme = String(decoding: candidate, as: UTF8.self).lowercased()
         let rest = string[string.index(after: colon)...]
-        if !rest.hasPrefix("//"), candidate.lowercased() != "http", candidate.lowercased() != "https",
-            rest.first?.isNumber == true
-        {
+        if !rest.hasPrefix("//"), scheme != "http", scheme != "https", rest.first?.isNumber == true {
             return nil
         }
-        return candidate.lowercased()
+        return scheme
+    }
+
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
     }
 }
