@@ -79,6 +79,8 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// Returns these headers with `other`'s fields replacing those of the same names.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        if other.fields.isEmpty { return self }
+        if fields.isEmpty { return other }
         var result = self
         for name in Set(other.fields.map { $0.name.lowercased() }) { result.remove(name) }
         result.fields.append(contentsOf: other.fields)

@@ -88,6 +88,9 @@ public struct TrustPolicy: Sendable, Hashable {
 enum HostPattern {
     /// Whether `pattern` (`host`, `host:port`, `*.suffix`, `[v6]:port`) matches `host` on `port`.
     static func matches(_ pattern: String, host: String, port: Int) -> Bool {
+        // The common case without allocating: a plain name or address on both sides (no port,
+        // brackets, wildcard, surrounding space or trailing dot) matches when equal ignoring case.
+        if isPlain(pattern), isPlain(host) { return pattern.caseInsensitiveEquals(host) }
         var patternHost = pattern.trimmingWhitespace().lowercased()
         var patternPort: Int?
         if patternHost.hasPrefix("[") {
@@ -114,5 +117,14 @@ enum HostPattern {
             return !label.isEmpty && !label.contains(".") && !label.contains("*")
         }
         return patternHost == candidate
+    }
+
+    /// Non-empty, and no byte that the general matcher treats specially.
+    private static func isPlain(_ name: String) -> Bool {
+        guard let last = name.utf8.last, last != UInt8(ascii: ".") else { return false }
+        return !name.utf8.contains {
+            $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: "[") || $0 == UInt8(ascii: "]") || $0 == UInt8(ascii: "*")
+                || $0 <= 0x20 || $0 >= 0x7F
+        }
     }
 }

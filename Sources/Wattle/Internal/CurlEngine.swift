@@ -35,8 +35,8 @@ final class CurlEngine: @unchecked Sendable {
     private let inbox = PThreadLocked(Inbox())
     /// Engine thread only.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// Engine thread only: reset easy handles kept for reuse.
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Engine thread only: easy handles kept for reuse, with the session's fixed options set.
+    private var idleHandles: [EasyHandle] = []
     private let maximumIdleHandles: Int
 
     init(configuration: Configuration) {
@@ -107,10 +107,12 @@ final class CurlEngine: @unchecked Sendable {
 
     private func run() {
         var running: Int32 = 0
+        // Swapped with the inbox's array, so that draining it allocates nothing.
+        var commands: [Command] = []
         while true {
-            let (commands, stopping) = inbox.withLock { inbox -> ([Command], Bool) in
-                defer { inbox.commands.removeAll(keepingCapacity: true) }
-                return (inbox.commands, inbox.stopping)
+            let stopping = inbox.withLock { inbox -> Bool in
+                swap(&inbox.commands, &commands)
+                return inbox.stopping
             }
             for command in commands {
                 switch command {
@@ -118,6 +120,7 @@ final class CurlEngine: @unchecked Sendable {
                 case .cancel(let transfer): stop(transfer)
                 }
             }
+            commands.removeAll(keepingCapacity: true)
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
             collectFinished()
@@ -143,22 +146,24 @@ final class CurlEngine: @unchecked Sendable {
             complete(transfer, with: .failure(.cancelled))
             return
         }
-        guard let easy = idleHandles.popLast() ?? curl_easy_init() else {
+        guard let handle = idleHandle() else {
             complete(transfer, with: .failure(.transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "cannot create a curl handle")))
             return
         }
-        if let error = transfer.configure(easy, engine: settings) {
-            recycle(easy)
+        if let error = transfer.configure(handle) {
+            // Options may be half set: start from scratch next time.
+            handle.needsReset = true
+            recycle(transfer)
             complete(transfer, with: .failure(error))
             return
         }
-        let code = curl_multi_add_handle(multi, easy)
+        let code = curl_multi_add_handle(multi, handle.easy)
         guard code == CURLM_OK else {
-            recycle(easy)
+            recycle(transfer)
             complete(transfer, with: .failure(.transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
             return
         }
-        active[easy] = transfer
+        active[handle.easy] = transfer
     }
 
     private func stop(_ transfer: CurlTransfer) {
@@ -169,7 +174,7 @@ final class CurlEngine: @unchecked Sendable {
         }
         curl_multi_remove_handle(multi, easy)
         transfer.discardPartialDownload()
-        recycle(easy)
+        recycle(transfer)
         complete(transfer, with: .failure(.cancelled))
     }
 
@@ -184,35 +189,43 @@ final class CurlEngine: @unchecked Sendable {
             active.removeValue(forKey: easy)
             curl_multi_remove_handle(multi, easy)
             transfer.discardPartialDownload()
-            recycle(easy)
+            recycle(transfer)
             complete(transfer, with: .failure(.timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)))
         }
     }
 
+    /// Completes the transfers curl reports done.
     private func collectFinished() {
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
             curl_multi_remove_handle(multi, easy)
-            guard let transfer = active.removeValue(forKey: easy) else {
-                recycle(easy)
-                continue
-            }
+            guard let transfer = active.removeValue(forKey: easy) else { continue }
             let result = transfer.finish(code: code)
             if case .failure = result { transfer.discardPartialDownload() }
-            recycle(easy)
+            recycle(transfer)
             complete(transfer, with: result)
         }
     }
 
-    private func recycle(_ easy: UnsafeMutableRawPointer) {
-        if idleHandles.count < maximumIdleHandles {
-            curl_easy_reset(easy)
-            idleHandles.append(easy)
-        } else {
-            curl_easy_cleanup(easy)
+    /// A handle ready for a transfer: a kept one (reset first if its last transfer asked for
+    /// it), or a new one.
+    private func idleHandle() -> EasyHandle? {
+        while let handle = idleHandles.popLast() {
+            if !handle.needsReset || handle.reset(settings: settings) == nil { return handle }
         }
+        return EasyHandle(settings: settings)
+    }
+
+    /// Takes the handle back from a transfer that is no longer in the multi handle. The
+    /// transfer lets go of it here, so a handle is only ever freed on this thread.
+    private func recycle(_ transfer: CurlTransfer) {
+        guard let handle = transfer.handle else { return }
+        transfer.releaseHandle()
+        // libcurl keeps its copy of a request body until the option is set again.
+        if transfer.request.body != nil { handle.forgetBody() }
+        if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
     }
 
     private func complete(_ transfer: CurlTransfer, with result: Result<Response, WattleError>) {
@@ -228,7 +241,7 @@ final class CurlEngine: @unchecked Sendable {
         for (easy, transfer) in active {
             curl_multi_remove_handle(multi, easy)
             transfer.discardPartialDownload()
-            curl_easy_cleanup(easy)
+            transfer.releaseHandle()
             complete(transfer, with: .failure(.cancelled))
         }
         active.removeAll()
@@ -238,7 +251,6 @@ final class CurlEngine: @unchecked Sendable {
             return inbox.commands
         }
         for case .start(let transfer) in late { complete(transfer, with: .failure(.cancelled)) }
-        for easy in idleHandles { curl_easy_cleanup(easy) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
         curl_share_cleanup(settings.share)

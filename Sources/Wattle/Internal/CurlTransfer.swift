@@ -12,13 +12,13 @@ import Foundation
 /// before the transfer is handed to the engine and resumed exactly once, by the engine.
 final class CurlTransfer: @unchecked Sendable {
     let request: TransportRequest
-    var continuation: CheckedContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Response, any Error>?
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
 
-    private(set) var easy: UnsafeMutableRawPointer?
-    private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The handle this transfer runs on, from `configure` until the engine recycles it.
+    private(set) var handle: EasyHandle?
+    var easy: UnsafeMutableRawPointer? { handle?.easy }
     private var statusCode = 0
     private var rawHeaders: [UInt8] = []
     private var body = Data()
@@ -46,21 +46,25 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: TransportRequest) {
         self.request = request
-        errorBuffer = .allocate(capacity: wattle_curl_error_size)
-        errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
         if downloadDescriptor >= 0 { close(downloadDescriptor) }
-        errorBuffer.deallocate()
     }
+
+    /// Lets go of the handle once the engine has taken it back.
+    func releaseHandle() { handle = nil }
 
     // MARK: Setup (engine thread)
 
-    /// Sets every option of this exchange on a clean easy handle.
-    func configure(_ easy: UnsafeMutableRawPointer, engine: CurlEngine.Settings) -> WattleError? {
-        self.easy = easy
+    /// Sets every option of this exchange that can differ between transfers on a handle that
+    /// has the session's fixed options (see ``EasyHandle``). Every such option is set here on
+    /// every transfer, to this transfer's value or back to the default, so nothing carries over
+    /// from the handle's previous transfer.
+    func configure(_ handle: EasyHandle) -> WattleError? {
+        self.handle = handle
+        let easy = handle.easy
+        handle.errorBuffer.pointee = 0
         let me = Unmanaged.passUnretained(self).toOpaque()
         var failed: (String, CURLcode)?
         func check(_ code: CURLcode, _ what: String) {
@@ -68,57 +72,44 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
-        check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
-        check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "NOSIGNAL")
-        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer), "ERRORBUFFER")
-        check(wattle_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "FOLLOWLOCATION")
-        check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""), "ACCEPT_ENCODING")
-        check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP_KEEPALIVE")
-        check(wattle_curl_easy_setopt_share(easy, engine.share), "SHARE")
-        check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, engine.httpVersion), "HTTP_VERSION")
-        if engine.multiplexing {
-            check(wattle_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "PIPEWAIT")
-        }
-        if let proxy = engine.proxy {
-            check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROXY, proxy), "PROXY")
-        }
-        if let resolve = engine.resolveList {
-            check(wattle_curl_easy_setopt_slist(easy, CURLOPT_RESOLVE, resolve), "RESOLVE")
-        }
 
-        // TLS trust, decided for this hop's host (see TrustPolicy).
+        // TLS trust, decided for this hop's host (see TrustPolicy). The host name is checked
+        // in every form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option): peer and host checks are
+        // never both off.
+        var trust = TrustPolicy.HostTrust()
         if request.url.scheme?.lowercased() == "https", let host = request.url.host {
-            let trust = request.trust.trust(host: host, port: request.url.port ?? 443)
-            // The host name is checked in every form; peer and host checks are never both off.
-            check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "SSL_VERIFYHOST")
-            if !trust.certificates.isEmpty {
-                let bundle = trust.certificates.joined(separator: "\n")
-                check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
-                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, nil), "CAINFO")
-                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CAPATH")
-                check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "SSL_VERIFYPEER")
-            } else {
-                check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1), "SSL_VERIFYPEER")
-            }
-            if !trust.pins.isEmpty {
-                check(wattle_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";")), "PINNEDPUBLICKEY")
-            }
+            trust = request.trust.trust(host: host, port: request.url.port ?? 443)
+        }
+        if !trust.certificates.isEmpty {
+            let bundle = trust.certificates.joined(separator: "\n")
+            check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, nil), "CAINFO")
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CAPATH")
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "SSL_VERIFYPEER")
+            // The system CA paths cannot be set back without knowing them: reset before reuse.
+            handle.needsReset = true
+        } else {
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1), "SSL_VERIFYPEER")
+        }
+        if trust.pins.isEmpty {
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PINNEDPUBLICKEY, nil), "PINNEDPUBLICKEY")
+        } else {
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";")), "PINNEDPUBLICKEY")
         }
 
-        // Timeouts.
+        // Timeouts (0 is none). The stall timeout is Wattle's own (see `hasStalled`): curl's
+        // low-speed check averages over a 5-second window, so it fired seconds late.
         check(
             wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(request.timeouts.connect))),
             "CONNECTTIMEOUT_MS")
-        if let total = request.timeouts.total {
-            check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Self.milliseconds(total))), "TIMEOUT_MS")
-        }
-        // The stall timeout is Wattle's own (see `StallWatch`): curl's low-speed check
-        // averages over a 5-second window, so it fired seconds late.
-        if let limit = request.maximumResponseSize, request.download == nil {
-            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), "MAXFILESIZE")
-        }
+        let total = request.timeouts.total.map { max(1, Self.milliseconds($0)) } ?? 0
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, total), "TIMEOUT_MS")
+        let limit = request.download == nil ? request.maximumResponseSize ?? 0 : 0
+        check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), "MAXFILESIZE")
 
-        // Method and body.
+        // Method and body: back to a plain GET first, then this request's.
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         let method = request.method.rawValue
         if let body = request.body {
             check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
@@ -134,7 +125,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
         } else {
             switch method {
-            case "GET": check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
+            case "GET": break
             case "HEAD": check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOBODY, 1), "NOBODY")
             case "POST":
                 check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, 0), "POSTFIELDSIZE")
@@ -145,33 +136,18 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         // Headers: ours, then curl's defaults switched off where we decide.
-        var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ line: String) { list = curl_slist_append(list, line) }
-        for field in request.headers {
-            // "Name;" is libcurl's way to send a header with an empty value.
-            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
-        }
-        if !request.headers.contains("Expect") { append("Expect:") }
-        if !request.headers.contains("Accept") { append("Accept: */*") }
-        if request.body != nil, !request.headers.contains("Content-Type") { append("Content-Type:") }
-        headerList = list
-        check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+        check(
+            wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: request.headers, hasBody: request.body != nil)),
+            "HTTPHEADER")
 
-        // Callbacks.
-        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_WRITEFUNCTION, Self.writeCallback), "WRITEFUNCTION")
+        // Callbacks (the functions are fixed options): this transfer receives them.
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "WRITEDATA")
-        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_HEADERFUNCTION, Self.headerCallback), "HEADERFUNCTION")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
-        if request.timeouts.stall != nil {
-            check(wattle_curl_easy_setopt_prereq_function(easy, Self.prerequestCallback), "PREREQFUNCTION")
-            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me), "PREREQDATA")
-        }
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me), "PREREQDATA")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me), "XFERINFODATA")
         let watchUploads = request.timeouts.stall != nil && (request.body?.count ?? 0) > 65_536
-        if request.download?.progress != nil || watchUploads {
-            check(wattle_curl_easy_setopt_xferinfo_function(easy, Self.progressCallback), "XFERINFOFUNCTION")
-            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me), "XFERINFODATA")
-            check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0), "NOPROGRESS")
-        }
+        let progress = request.download?.progress != nil || watchUploads
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, progress ? 0 : 1), "NOPROGRESS")
 
         if let (what, code) = failed {
             return .transport(code: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
@@ -181,19 +157,19 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks (engine thread, inside curl_multi_perform)
 
-    private static let writeCallback: wattle_curl_data_callback = { data, size, count, userdata in
+    static let writeCallback: wattle_curl_data_callback = { data, size, count, userdata in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
     }
 
-    private static let headerCallback: wattle_curl_data_callback = { data, size, count, userdata in
+    static let headerCallback: wattle_curl_data_callback = { data, size, count, userdata in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
     }
 
-    private static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
+    static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
         guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         transfer.connected = true
@@ -203,7 +179,7 @@ final class CurlTransfer: @unchecked Sendable {
         return Int32(CURL_PREREQFUNC_OK)
     }
 
-    private static let progressCallback: wattle_curl_xferinfo_callback = { userdata, downloadTotal, _, _, uploadNow in
+    static let progressCallback: wattle_curl_xferinfo_callback = { userdata, downloadTotal, _, _, uploadNow in
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         if uploadNow != transfer.uploadedBytes {
@@ -221,6 +197,8 @@ final class CurlTransfer: @unchecked Sendable {
             // A new response (after 100 Continue or a proxy's CONNECT): start over.
             statusCode = status
             rawHeaders.removeAll(keepingCapacity: true)
+            // One allocation for a typical header section, instead of growing line by line.
+            rawHeaders.reserveCapacity(1024)
             headerBytes = bytes.count
             return true
         }
@@ -354,7 +332,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Maps a curl failure to a ``WattleError`` with its context.
     private func error(for code: CURLcode, easy: UnsafeMutableRawPointer) -> WattleError {
-        let message = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let errorBuffer = handle?.errorBuffer
+        let message =
+            if let errorBuffer, errorBuffer.pointee != 0 { String(cString: errorBuffer) } else {
+                String(cString: curl_easy_strerror(code))
+            }
         let host = request.url.host ?? ""
         let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
         switch code {

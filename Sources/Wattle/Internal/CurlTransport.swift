@@ -13,7 +13,7 @@ final class CurlTransport: Transport {
         let transfer = CurlTransfer(request: request)
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                try await withUnsafeThrowingContinuation { continuation in
                     transfer.continuation = continuation
                     engine.start(transfer)
                 }

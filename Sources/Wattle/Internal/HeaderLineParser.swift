@@ -36,6 +36,9 @@ enum HeaderLineParser {
     static func fields(_ block: [UInt8]) -> HTTPHeaders {
         var fields: [HTTPHeaders.Field] = []
         block.withUnsafeBytes { all in
+            var lines = 0
+            for byte in all where byte == UInt8(ascii: "\n") { lines += 1 }
+            fields.reserveCapacity(lines)
             var start = 0
             while start < all.count {
                 var end = start

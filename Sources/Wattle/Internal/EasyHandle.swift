@@ -1,0 +1,108 @@
+import CCurl
+
+/// A curl easy handle the engine keeps between transfers (engine thread only).
+///
+/// The options that are the same for every transfer of a session (protocols, signals, the
+/// error buffer, content decoding, keep-alive, the share handle, the HTTP version, proxy,
+/// host overrides, the callbacks) are set once, when the handle is made. Each transfer then
+/// sets every option that can differ between transfers (see `CurlTransfer.configure`), so no
+/// option of one transfer can leak into the next without a `curl_easy_reset`, which frees and
+/// copies every option again. The one exception, a CA blob for a trusted certificate, marks the
+/// handle for a reset before its next use.
+final class EasyHandle {
+    let easy: UnsafeMutableRawPointer
+    /// `CURLOPT_ERRORBUFFER`: libcurl's readable message for a failure.
+    let errorBuffer: UnsafeMutablePointer<CChar>
+    /// The last transfer set options that the next one would not overwrite.
+    var needsReset = false
+    /// The header list of the last transfer, and what it was built from: reused when the next
+    /// transfer sends the same fields (the common case for an API client).
+    private(set) var headerList: UnsafeMutablePointer<curl_slist>?
+    private var headerListSource: (headers: HTTPHeaders, hasBody: Bool)?
+
+    /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
+    init?(settings: CurlEngine.Settings) {
+        guard let easy = curl_easy_init() else { return nil }
+        self.easy = easy
+        errorBuffer = .allocate(capacity: wattle_curl_error_size)
+        errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
+        guard setFixedOptions(settings) == nil else {
+            curl_easy_cleanup(easy)
+            errorBuffer.deallocate()
+            return nil
+        }
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// Makes the handle as new: every option back to libcurl's default, then the fixed ones.
+    func reset(settings: CurlEngine.Settings) -> CURLcode? {
+        curl_easy_reset(easy)
+        needsReset = false
+        return setFixedOptions(settings)
+    }
+
+    /// Frees libcurl's copy of the last request body (`CURLOPT_POSTFIELDS` set to nothing
+    /// releases a `CURLOPT_COPYPOSTFIELDS` copy); the next transfer sets its method again.
+    func forgetBody() {
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil)
+    }
+
+    /// The options every transfer of the engine shares; the first failure, if any.
+    private func setFixedOptions(_ settings: CurlEngine.Settings) -> CURLcode? {
+        var failed: CURLcode?
+        func check(_ code: CURLcode) {
+            if code != CURLE_OK, failed == nil { failed = code }
+        }
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        check(wattle_curl_easy_setopt_share(easy, settings.share))
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, settings.httpVersion))
+        if settings.multiplexing {
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))
+        }
+        if let proxy = settings.proxy {
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROXY, proxy))
+        }
+        if let resolve = settings.resolveList {
+            check(wattle_curl_easy_setopt_slist(easy, CURLOPT_RESOLVE, resolve))
+        }
+        // Checked for every HTTPS transfer, whatever else its trust says.
+        check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2))
+        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_WRITEFUNCTION, CurlTransfer.writeCallback))
+        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_HEADERFUNCTION, CurlTransfer.headerCallback))
+        check(wattle_curl_easy_setopt_prereq_function(easy, CurlTransfer.prerequestCallback))
+        check(wattle_curl_easy_setopt_xferinfo_function(easy, CurlTransfer.progressCallback))
+        return failed
+    }
+
+    /// The `CURLOPT_HTTPHEADER` list for these fields, built only when they differ from the
+    /// last transfer's. Wattle's own lines follow the caller's: `Expect:` off (no 100-continue
+    /// round trip), `Accept: */*` unless given, and no curl-made `Content-Type` for bodies.
+    func headerList(for headers: HTTPHeaders, hasBody: Bool) -> UnsafeMutablePointer<curl_slist>? {
+        if let source = headerListSource, source.hasBody == hasBody, source.headers == headers {
+            return headerList
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        func append(_ line: String) { list = curl_slist_append(list, line) }
+        for field in headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if !headers.contains("Expect") { append("Expect:") }
+        if !headers.contains("Accept") { append("Accept: */*") }
+        if hasBody, !headers.contains("Content-Type") { append("Content-Type:") }
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = list
+        headerListSource = (headers, hasBody)
+        return list
+    }
+}
