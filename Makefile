@@ -41,13 +41,19 @@ clean:
 # Benchmarks package (AsyncHTTPClient, SwiftNIO) and of the CLI takes about 8 more.
 # The wattle CLI is built in release through the Benchmarks package, so it shares that package's
 # release build of SwiftNIO and BoringSSL and leaves .build alone; BENCH_WATTLE_CLI=PATH measures
-# another binary, BENCH_BUILD_CLI=0 skips building it. BENCH_ARGS=--quick tries the harness fast.
+# another binary, BENCH_BUILD_CLI=0 skips building it. It is measured a second time linked with
+# --static-swift-stdlib (its own scratch folder, Benchmarks/.build-static: about 8 more minutes
+# the first time); BENCH_WATTLE_CLI_STATIC=PATH measures another binary, BENCH_STATIC_CLI=0 skips
+# it. BENCH_ARGS=--quick tries the harness fast.
 BENCH_SYSTEM_PACKAGES := nginx openssl curl pkg-config libcurl4-openssl-dev libsodium-dev libsqlite3-dev
 BENCH_C_BIN := Benchmarks/.build/c
 BENCH_CFLAGS ?= -O2 -Wall -Wextra
 BENCH_ARGS ?=
 BENCH_BUILD_CLI ?= 1
 BENCH_WATTLE_CLI ?=
+BENCH_STATIC_CLI ?= 1
+BENCH_WATTLE_CLI_STATIC ?=
+BENCH_STATIC_SCRATCH := Benchmarks/.build-static
 
 bench: deps
 	@scripts/install-packages.sh $(BENCH_SYSTEM_PACKAGES)
@@ -60,9 +66,15 @@ bench: deps
 	  $(SWIFT) build -c release --package-path Benchmarks --product wattle \
 	    || echo "The wattle CLI did not build: its row will say not measured"; \
 	fi
+	if [ "$(BENCH_STATIC_CLI)" = 1 ] && [ -z "$(BENCH_WATTLE_CLI_STATIC)" ]; then \
+	  $(SWIFT) build -c release --package-path Benchmarks --product wattle --static-swift-stdlib \
+	    --scratch-path $(BENCH_STATIC_SCRATCH) \
+	    || echo "The static wattle CLI did not build: its row will say not measured"; \
+	fi
 	bin="$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)"; \
+	static="$(if $(BENCH_WATTLE_CLI_STATIC),$(BENCH_WATTLE_CLI_STATIC),$(if $(filter 1,$(BENCH_STATIC_CLI)),$(CURDIR)/$(BENCH_STATIC_SCRATCH)/release/wattle,))"; \
 	python3 Benchmarks/run.py $(BENCH_ARGS) --bin-dir "$$bin" --c-bin-dir $(BENCH_C_BIN) \
-	  --wattle-cli "$(if $(BENCH_WATTLE_CLI),$(BENCH_WATTLE_CLI),$$bin/wattle)"
+	  --wattle-cli "$(if $(BENCH_WATTLE_CLI),$(BENCH_WATTLE_CLI),$$bin/wattle)" --wattle-cli-static "$$static"
 
 # Regenerates Tests/WattleTests/ReadmeSnippets.swift from README.md's Swift snippets.
 readme-snippets:

@@ -21,7 +21,9 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     case .stringField(let n, let v): (name, separator, value) = (n, "=", v)
     case .jsonField(let n, let v): (name, separator, value) = (n, ":=", v)
     case .header(let n, let v):
-        (name, separator, value) = (n, ":", v)
+        // ": ", not ":": leading spaces are dropped from a header value, and without one a value
+        // starting with "=" would read as a JSON field ("a:=b"), as in httpie.
+        (name, separator, value) = (n, ": ", v)
         fuzzCheck(!v.hasPrefix(" "), "a header value kept its leading space: \(item)")
     }
     fuzzCheck(!name.isEmpty, "an item with an empty name: \(item)")

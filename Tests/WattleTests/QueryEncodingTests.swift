@@ -118,4 +118,17 @@ struct FuzzFindingTests {
         let relative = try Request("x?s://[::1]:8443/y", query: ["k": "v w"]).url(relativeTo: base)
         #expect(relative.absoluteString == "https://api.example.test/v1/x?s://%5B::1%5D:8443/y&k=v%20w")
     }
+
+    @Test("a query that itself ends with ? still gets & before the parameters; an empty one or one ending in & does not")
+    func questionMarkInQuery() throws {
+        let url = try Request("search?q?", query: ["a": "b"]).url(relativeTo: base)
+        #expect(url.absoluteString == "https://api.example.test/v1/search?q?&a=b")
+        #expect(url.query == "q?&a=b")
+        let empty = try Request("search?", query: ["a": "b"]).url(relativeTo: base)
+        #expect(empty.absoluteString == "https://api.example.test/v1/search?a=b")
+        let open = try Request("search?q=1&", query: ["a": "b"]).url(relativeTo: base)
+        #expect(open.absoluteString == "https://api.example.test/v1/search?q=1&a=b")
+        let twoMarks = try Request("search??", query: ["a": "b"]).url(relativeTo: base)
+        #expect(twoMarks.absoluteString == "https://api.example.test/v1/search??&a=b")
+    }
 }

@@ -34,7 +34,14 @@ enum EndpointResolver {
         }
         let pairs = try query.flattened()
         if !pairs.isEmpty {
-            absolute += (absolute.contains("?") ? (absolute.hasSuffix("?") || absolute.hasSuffix("&") ? "" : "&") : "?")
+            // Parameters join the endpoint's own query with "&", unless that query is empty or
+            // already ends with "&" (a query may itself contain "?": "search?q?" gets "&a=b").
+            if let mark = absolute.utf8.firstIndex(of: UInt8(ascii: "?")) {
+                let queryIsEmpty = absolute.utf8.index(after: mark) == absolute.utf8.endIndex
+                if !queryIsEmpty && absolute.utf8.last != UInt8(ascii: "&") { absolute += "&" }
+            } else {
+                absolute += "?"
+            }
             absolute += PercentEncoding.query(pairs)
         }
         guard let url = URL(string: absolute), let host = url.host, !host.isEmpty else {

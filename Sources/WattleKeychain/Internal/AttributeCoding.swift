@@ -1,24 +1,14 @@
 import Foundation
 
-/// One attribute: its tag in the sealed encoding and how to read, write and default it.
+/// One attribute field of the sealed encoding, by its tag (see `KeychainAttributes+Fields`).
 struct AttributeField {
     let tag: UInt8
-    let get: (KeychainAttributes) -> [UInt8]?
-    let set: (inout KeychainAttributes, [UInt8]) -> Bool
-    let fillDefault: (inout KeychainAttributes) -> Void
 
-    init<V: AttributeValue>(_ tag: UInt8, _ path: WritableKeyPath<KeychainAttributes, V?>) {
-        self.tag = tag
-        get = { $0[keyPath: path]?.encoded }
-        set = { attributes, bytes in
-            guard let value = V(encoded: bytes) else { return false }
-            attributes[keyPath: path] = value
-            return true
-        }
-        fillDefault = { attributes in
-            if attributes[keyPath: path] == nil { attributes[keyPath: path] = V.empty }
-        }
+    func get(_ attributes: KeychainAttributes) -> [UInt8]? { attributes.encodedField(tag) }
+    func set(_ attributes: inout KeychainAttributes, _ bytes: [UInt8]) -> Bool {
+        attributes.setField(tag, encoded: bytes)
     }
+    func fillDefault(_ attributes: inout KeychainAttributes) { attributes.fillEmptyField(tag) }
 }
 
 /// The sealed encoding of attributes, identity and group rules per class, and matching.
@@ -49,42 +39,19 @@ enum AttributeCoding {
         static let effectiveKeySize: UInt8 = 26
     }
 
-    /// Immutable after initialisation; the closures capture only key paths.
-    nonisolated(unsafe) static let fields: [AttributeField] = [
-        AttributeField(Tag.account, \.account),
-        AttributeField(Tag.service, \.service),
-        AttributeField(Tag.accessGroup, \.accessGroup),
-        AttributeField(4, \.label),
-        AttributeField(5, \.comment),
-        AttributeField(6, \.itemDescription),
-        AttributeField(7, \.generic),
-        AttributeField(Tag.server, \.server),
-        AttributeField(Tag.securityDomain, \.securityDomain),
-        AttributeField(Tag.protocol, \.protocol),
-        AttributeField(Tag.authenticationType, \.authenticationType),
-        AttributeField(Tag.port, \.port),
-        AttributeField(Tag.path, \.path),
-        AttributeField(Tag.certificateType, \.certificateType),
-        AttributeField(15, \.certificateEncoding),
-        AttributeField(16, \.subject),
-        AttributeField(Tag.issuer, \.issuer),
-        AttributeField(Tag.serialNumber, \.serialNumber),
-        AttributeField(19, \.subjectKeyID),
-        AttributeField(20, \.publicKeyHash),
-        AttributeField(Tag.keyClass, \.keyClass),
-        AttributeField(Tag.applicationLabel, \.applicationLabel),
-        AttributeField(Tag.applicationTag, \.applicationTag),
-        AttributeField(Tag.keyType, \.keyType),
-        AttributeField(Tag.keySizeInBits, \.keySizeInBits),
-        AttributeField(Tag.effectiveKeySize, \.effectiveKeySize),
-        AttributeField(27, \.creationDate),
-        AttributeField(28, \.modificationDate),
-    ]
+    /// The tags in use, 1...28 (account, service, access group, label, comment, description,
+    /// generic, server, security domain, protocol, authentication type, port, path, certificate
+    /// type and encoding, subject, issuer, serial number, subject key ID, public key hash, key
+    /// class, application label and tag, key type, key size, effective key size, creation and
+    /// modification dates), in encoding order. Changing a tag changes the file format.
+    static let tags: ClosedRange<UInt8> = 1...28
 
-    private static let fieldIndex: [UInt8: Int] = Dictionary(
-        uniqueKeysWithValues: fields.enumerated().map { ($0.element.tag, $0.offset) })
+    static let fields: [AttributeField] = tags.map(AttributeField.init)
 
-    static func field(_ tag: UInt8) -> AttributeField { fields[fieldIndex[tag]!] }
+    static func field(_ tag: UInt8) -> AttributeField {
+        precondition(tags.contains(tag), "unknown attribute tag \(tag)")
+        return AttributeField(tag: tag)
+    }
 
     /// The identity attributes of a class, in hashing order (access group and synchronizable
     /// are identity of every class; synchronizable is hashed separately).
@@ -127,9 +94,9 @@ enum AttributeCoding {
     ) -> [UInt8] {
         var out: [UInt8] = [version, accessibilityCode(accessibility), synchronizable ? 1 : 0]
         out.reserveCapacity(128)
-        for field in fields {
-            guard let bytes = field.get(attributes) else { continue }
-            out.append(field.tag)
+        for tag in tags {
+            guard let bytes = attributes.encodedField(tag) else { continue }
+            out.append(tag)
             out.append(contentsOf: Bytes.littleEndian(UInt32(bytes.count)))
             out.append(contentsOf: bytes)
         }
@@ -153,8 +120,8 @@ enum AttributeCoding {
             let tag = bytes[index]
             let length = Int(Bytes.uint64(bytes[(index + 1)..<(index + 5)]))
             index += 5
-            guard length <= bytes.count - index, let position = fieldIndex[tag] else { throw .decode }
-            guard fields[position].set(&attributes, Array(bytes[index..<(index + length)])) else { throw .decode }
+            guard length <= bytes.count - index, tags.contains(tag) else { throw .decode }
+            guard attributes.setField(tag, encoded: Array(bytes[index..<(index + length)])) else { throw .decode }
             index += length
         }
         return Decoded(attributes: attributes, accessibility: accessibility, synchronizable: bytes[2] == 1)
@@ -162,16 +129,15 @@ enum AttributeCoding {
 
     /// Whether every attribute set in `filter` is equal in `item`.
     static func matches(_ item: KeychainAttributes, filter: KeychainAttributes) -> Bool {
-        for field in fields {
-            guard let wanted = field.get(filter) else { continue }
-            guard field.get(item) == wanted else { return false }
+        for tag in tags where filter.hasField(tag) {
+            guard item.encodedField(tag) == filter.encodedField(tag) else { return false }
         }
         return true
     }
 
     /// Tags set in `attributes`.
     static func setTags(_ attributes: KeychainAttributes) -> Set<UInt8> {
-        Set(fields.lazy.filter { $0.get(attributes) != nil }.map(\.tag))
+        Set(tags.lazy.filter { attributes.hasField($0) })
     }
 
     static func accessibilityCode(_ accessibility: KeychainAccessibility) -> UInt8 {
