@@ -86,8 +86,14 @@ readme-snippets:
 # `make fuzz`: each libFuzzer target under Fuzz/ for FUZZ_SECONDS, starting from its committed
 # corpus in Fuzz/Corpus/<Name> (new inputs go to .build-fuzz/corpus, crashes to
 # .build-fuzz/artifacts); prints the executions per target and fails on any crash.
+# FUZZ_SEED=N makes a run reproducible: libFuzzer's seed is fixed and Swift's hashing is
+# deterministic (SWIFT_DETERMINISTIC_HASHING), so a run explores the same inputs in the same
+# order, and a shorter run explores a prefix of a longer one. Empty (the default): a random
+# seed, for exploring. CI (`make reliability`) uses a fixed seed, so what it runs has been run
+# here first; finding new bugs is the job of longer `make fuzz` runs with random seeds.
 FUZZ_TARGETS := FuzzCLIItem FuzzURLQuery FuzzHeaderParsing FuzzSealedRecord
 FUZZ_SECONDS ?= 60
+FUZZ_SEED ?=
 FUZZ_SCRATCH := .build-fuzz
 # libFuzzer without its main, from the Swift toolchain's clang.
 FUZZ_RUNTIME ?= $(shell ls $$(dirname $$(dirname $$(readlink -f $$(command -v $(SWIFT)))))/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-$$(uname -m).a 2>/dev/null | head -1)
@@ -101,8 +107,10 @@ fuzz: deps
 	mkdir -p $(FUZZ_SCRATCH)/artifacts; : > $(FUZZ_SCRATCH)/fuzz-summary.txt; status=0; \
 	for t in $(FUZZ_TARGETS); do \
 	  mkdir -p $(FUZZ_SCRATCH)/corpus/$$t; \
-	  echo "== $$t: $(FUZZ_SECONDS) s"; \
-	  SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1 $$bin/$$t $(FUZZ_SCRATCH)/corpus/$$t Fuzz/Corpus/$$t \
+	  $(if $(FUZZ_SEED),rm -rf $(FUZZ_SCRATCH)/corpus/$$t; mkdir -p $(FUZZ_SCRATCH)/corpus/$$t;) \
+	  echo "== $$t: $(FUZZ_SECONDS) s$(if $(FUZZ_SEED), with seed $(FUZZ_SEED))"; \
+	  $(if $(FUZZ_SEED),SWIFT_DETERMINISTIC_HASHING=1) SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1 \
+	    $$bin/$$t $(FUZZ_SCRATCH)/corpus/$$t Fuzz/Corpus/$$t $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_SCRATCH)/artifacts/$$t- > $(FUZZ_SCRATCH)/$$t.log 2>&1 || status=1; \
 	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_SCRATCH)/$$t.log); \
@@ -131,6 +139,7 @@ sanitize: deps
 # every byte of the keychain file changed twice), then `make fuzz` for 5 minutes per target.
 # Figures go to .build/reliability-report.txt. About 25 minutes once `make test` has built.
 SOAK_FUZZ_SECONDS ?= 300
+SOAK_FUZZ_SEED ?=
 SOAK_KILL_ROUNDS ?= 300
 soak: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
@@ -138,14 +147,15 @@ soak: deps
 	WATTLE_KILL_ROUNDS=$(SOAK_KILL_ROUNDS) WATTLE_CONTENTION_SECONDS=30 WATTLE_CONTENTION_PROCESSES=8 WATTLE_TAMPER=full \
 	  WATTLE_RELIABILITY_REPORT=$(CURDIR)/.build/reliability-report.txt \
 	  $(SWIFT) test --skip-build --filter 'KillDurabilityTests|ContentionTests|FileTamperTests|DiskFaultTests|SecretLeakTests|FuzzCorpusReplayTests|MultiProcessTests'
-	$(MAKE) fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS)
+	$(MAKE) fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS) FUZZ_SEED=$(SOAK_FUZZ_SEED)
 	@cat .build/reliability-report.txt $(FUZZ_SCRATCH)/fuzz-summary.txt
 
 # `make reliability`: what CI runs after `make test` (see .ci/run): `make soak` with one minute
 # of fuzzing per target, then `make sanitize`. About 35 minutes from a clean clone on 2 cores.
 RELIABILITY_FUZZ_SECONDS ?= 60
+RELIABILITY_FUZZ_SEED ?= 20261122
 reliability: deps
-	$(MAKE) soak SOAK_FUZZ_SECONDS=$(RELIABILITY_FUZZ_SECONDS)
+	$(MAKE) soak SOAK_FUZZ_SECONDS=$(RELIABILITY_FUZZ_SECONDS) SOAK_FUZZ_SEED=$(RELIABILITY_FUZZ_SEED)
 	$(MAKE) sanitize
 
 .PHONY: fuzz sanitize soak reliability

@@ -131,4 +131,15 @@ struct FuzzFindingTests {
         let twoMarks = try Request("search??", query: ["a": "b"]).url(relativeTo: base)
         #expect(twoMarks.absoluteString == "https://api.example.test/v1/search??&a=b")
     }
+
+    @Test("brackets in the query of an absolute URL without a path are encoded, so parameters are not double-encoded")
+    func bracketsInQueryAfterAuthority() throws {
+        let url = try Request("http://h.example?[x]", query: ["\t": "a b"]).url(relativeTo: nil)
+        #expect(url.absoluteString == "http://h.example?%5Bx%5D&%09=a%20b")
+        let ipv6 = try Request("http://[::1]:8080?q=[1]", query: ["k": "v"]).url(relativeTo: nil)
+        #expect(ipv6.absoluteString == "http://[::1]:8080?q=%5B1%5D&k=v")
+        #expect(ipv6.host == "::1")
+        let fragment = try Request("http://h.example#[f]", query: ["k": "v"]).url(relativeTo: nil)
+        #expect(fragment.absoluteString == "http://h.example?k=v")
+    }
 }

@@ -228,11 +228,11 @@ final class CurlEngine: @unchecked Sendable {
         if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
     }
 
-    private func complete(_ transfer: CurlTransfer, with result: Result<Response, WattleError>) {
+    private func complete(_ transfer: CurlTransfer, with result: Result<CurlTransfer.Completed, WattleError>) {
         guard let continuation = transfer.continuation else { return }
         transfer.continuation = nil
         switch result {
-        case .success(let response): continuation.resume(returning: response)
+        case .success(let completed): continuation.resume(returning: completed)
         case .failure(let error): continuation.resume(throwing: error)
         }
     }

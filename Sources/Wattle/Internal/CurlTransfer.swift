@@ -12,7 +12,20 @@ import Foundation
 /// before the transfer is handed to the engine and resumed exactly once, by the engine.
 final class CurlTransfer: @unchecked Sendable {
     let request: TransportRequest
-    var continuation: UnsafeContinuation<Response, any Error>?
+    var continuation: UnsafeContinuation<Completed, any Error>?
+    /// What the engine thread hands back: the parts of a ``Response`` that need the curl
+    /// handle. The caller's task turns them into a `Response` (parsing the header lines), so
+    /// that work is spread over the callers instead of queueing on the one engine thread.
+    struct Completed {
+        var statusCode: Int
+        var rawHeaders: [UInt8]
+        var body: Data
+        var fileURL: URL?
+        var metrics: ResponseMetrics
+    }
+    /// Decided on the caller's task, when the transfer is made (not on the engine thread).
+    private let urlString: String
+    private let hostTrust: TrustPolicy.HostTrust
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
 
@@ -46,6 +59,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: TransportRequest) {
         self.request = request
+        urlString = request.url.absoluteString
+        // TLS trust, decided for this hop's host (see TrustPolicy).
+        if request.url.scheme?.lowercased() == "https", let host = request.url.host {
+            hostTrust = request.trust.trust(host: host, port: request.url.port ?? 443)
+        } else {
+            hostTrust = TrustPolicy.HostTrust()
+        }
     }
 
     deinit {
@@ -71,15 +91,12 @@ final class CurlTransfer: @unchecked Sendable {
             if code != CURLE_OK, failed == nil { failed = (what, code) }
         }
 
-        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.url.absoluteString), "URL")
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, urlString), "URL")
 
-        // TLS trust, decided for this hop's host (see TrustPolicy). The host name is checked
-        // in every form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option): peer and host checks are
-        // never both off.
-        var trust = TrustPolicy.HostTrust()
-        if request.url.scheme?.lowercased() == "https", let host = request.url.host {
-            trust = request.trust.trust(host: host, port: request.url.port ?? 443)
-        }
+        // TLS trust for this hop's host (decided in `init`). The host name is checked in every
+        // form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option): peer and host checks are never
+        // both off.
+        let trust = hostTrust
         if !trust.certificates.isEmpty {
             let bundle = trust.certificates.joined(separator: "\n")
             check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
@@ -264,7 +281,7 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: Completion (engine thread)
 
     /// The outcome, once curl reports the transfer done with `code`.
-    func finish(code: CURLcode) -> Result<Response, WattleError> {
+    func finish(code: CURLcode) -> Result<Completed, WattleError> {
         guard let easy else { return .failure(.transport(code: -1, message: "transfer was never started")) }
         if code != CURLE_OK { return .failure(error(for: code, easy: easy)) }
         var status = 0
@@ -283,10 +300,7 @@ final class CurlTransfer: @unchecked Sendable {
             reportProgress(expected: downloadedBytes)
             fileURL = download.file
         }
-        let response = Response(
-            statusCode: statusCode, headers: HeaderLineParser.fields(rawHeaders), data: body, url: request.url, method: request.method,
-            fileURL: fileURL, metrics: metrics(easy))
-        return .success(response)
+        return .success(Completed(statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: fileURL, metrics: metrics(easy)))
     }
 
     private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {

@@ -11,8 +11,9 @@ final class CurlTransport: Transport {
     func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
         if Task.isCancelled { throw .cancelled }
         let transfer = CurlTransfer(request: request)
+        let completed: CurlTransfer.Completed
         do {
-            return try await withTaskCancellationHandler {
+            completed = try await withTaskCancellationHandler {
                 try await withUnsafeThrowingContinuation { continuation in
                     transfer.continuation = continuation
                     engine.start(transfer)
@@ -25,5 +26,8 @@ final class CurlTransport: Transport {
         } catch {
             throw .transport(code: -1, message: "\(error)")
         }
+        return Response(
+            statusCode: completed.statusCode, headers: HeaderLineParser.fields(completed.rawHeaders), data: completed.body,
+            url: request.url, method: request.method, fileURL: completed.fileURL, metrics: completed.metrics)
     }
 }

@@ -24,10 +24,15 @@ enum PercentEncoding {
     /// double-encode the query parameters appended after it).
     static func encodeForURL(_ string: String) -> String {
         let input = Array(string.utf8)
-        // Where the path starts: after "scheme://authority", else at 0.
+        // Where the authority ends (RFC 3986 section 3.2: at the first "/", "?" or "#" after
+        // "scheme://"), else 0: brackets are kept only inside it. An absolute URL without a
+        // path ("http://h?q=[") has its query right after the authority.
         var pathStart = 0
         if let separator = input.firstRange(of: Array("://".utf8)) {
-            pathStart = input[separator.upperBound...].firstIndex(of: UInt8(ascii: "/")) ?? input.count
+            pathStart =
+                input[separator.upperBound...].firstIndex {
+                    $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+                } ?? input.count
         }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(input.count)
