@@ -89,11 +89,14 @@ readme-snippets:
 # FUZZ_SEED=N makes a run reproducible: libFuzzer's seed is fixed and Swift's hashing is
 # deterministic (SWIFT_DETERMINISTIC_HASHING), so a run explores the same inputs in the same
 # order, and a shorter run explores a prefix of a longer one. Empty (the default): a random
-# seed, for exploring. CI (`make reliability`) uses a fixed seed, so what it runs has been run
-# here first; finding new bugs is the job of longer `make fuzz` runs with random seeds.
+# seed, for exploring. FUZZ_RUNS=N stops a target after N inputs (FUZZ_SECONDS still caps the
+# time). CI (`make reliability`) uses a fixed seed and a fixed count, so it runs exactly the
+# inputs that were run here before the commit; finding new bugs is the job of longer
+# `make fuzz` runs with random seeds.
 FUZZ_TARGETS := FuzzCLIItem FuzzURLQuery FuzzHeaderParsing FuzzSealedRecord
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?=
+FUZZ_RUNS ?=
 FUZZ_SCRATCH := .build-fuzz
 # libFuzzer without its main, from the Swift toolchain's clang.
 FUZZ_RUNTIME ?= $(shell ls $$(dirname $$(dirname $$(readlink -f $$(command -v $(SWIFT)))))/lib/clang/*/lib/linux/libclang_rt.fuzzer_no_main-$$(uname -m).a 2>/dev/null | head -1)
@@ -110,7 +113,7 @@ fuzz: deps
 	  $(if $(FUZZ_SEED),rm -rf $(FUZZ_SCRATCH)/corpus/$$t; mkdir -p $(FUZZ_SCRATCH)/corpus/$$t;) \
 	  echo "== $$t: $(FUZZ_SECONDS) s$(if $(FUZZ_SEED), with seed $(FUZZ_SEED))"; \
 	  $(if $(FUZZ_SEED),SWIFT_DETERMINISTIC_HASHING=1) SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=1 \
-	    $$bin/$$t $(FUZZ_SCRATCH)/corpus/$$t Fuzz/Corpus/$$t $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) \
+	    $$bin/$$t $(FUZZ_SCRATCH)/corpus/$$t Fuzz/Corpus/$$t $(if $(FUZZ_SEED),-seed=$(FUZZ_SEED)) $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS)) \
 	    -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	    -artifact_prefix=$(FUZZ_SCRATCH)/artifacts/$$t- > $(FUZZ_SCRATCH)/$$t.log 2>&1 || status=1; \
 	  runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(FUZZ_SCRATCH)/$$t.log); \
@@ -140,6 +143,7 @@ sanitize: deps
 # Figures go to .build/reliability-report.txt. About 25 minutes once `make test` has built.
 SOAK_FUZZ_SECONDS ?= 300
 SOAK_FUZZ_SEED ?=
+SOAK_FUZZ_RUNS ?=
 SOAK_KILL_ROUNDS ?= 300
 soak: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
@@ -147,15 +151,18 @@ soak: deps
 	WATTLE_KILL_ROUNDS=$(SOAK_KILL_ROUNDS) WATTLE_CONTENTION_SECONDS=30 WATTLE_CONTENTION_PROCESSES=8 WATTLE_TAMPER=full \
 	  WATTLE_RELIABILITY_REPORT=$(CURDIR)/.build/reliability-report.txt \
 	  $(SWIFT) test --skip-build --filter 'KillDurabilityTests|ContentionTests|FileTamperTests|DiskFaultTests|SecretLeakTests|FuzzCorpusReplayTests|MultiProcessTests'
-	$(MAKE) fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS) FUZZ_SEED=$(SOAK_FUZZ_SEED)
+	$(MAKE) fuzz FUZZ_SECONDS=$(SOAK_FUZZ_SECONDS) FUZZ_SEED=$(SOAK_FUZZ_SEED) FUZZ_RUNS=$(SOAK_FUZZ_RUNS)
 	@cat .build/reliability-report.txt $(FUZZ_SCRATCH)/fuzz-summary.txt
 
-# `make reliability`: what CI runs after `make test` (see .ci/run): `make soak` with one minute
-# of fuzzing per target, then `make sanitize`. About 35 minutes from a clean clone on 2 cores.
-RELIABILITY_FUZZ_SECONDS ?= 60
+# `make reliability`: what CI runs after `make test` (see .ci/run): `make soak` with a fixed
+# fuzzing budget per target (seed 20261122, 1,000,000 inputs, at most 2 minutes: 40 s to 2 min
+# each), then `make sanitize`. About 40 minutes from a clean clone on 2 cores.
+RELIABILITY_FUZZ_SECONDS ?= 120
 RELIABILITY_FUZZ_SEED ?= 20261122
+RELIABILITY_FUZZ_RUNS ?= 1000000
 reliability: deps
-	$(MAKE) soak SOAK_FUZZ_SECONDS=$(RELIABILITY_FUZZ_SECONDS) SOAK_FUZZ_SEED=$(RELIABILITY_FUZZ_SEED)
+	$(MAKE) soak SOAK_FUZZ_SECONDS=$(RELIABILITY_FUZZ_SECONDS) SOAK_FUZZ_SEED=$(RELIABILITY_FUZZ_SEED) \
+	  SOAK_FUZZ_RUNS=$(RELIABILITY_FUZZ_RUNS)
 	$(MAKE) sanitize
 
 .PHONY: fuzz sanitize soak reliability
