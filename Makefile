@@ -86,13 +86,14 @@ readme-snippets:
 # `make fuzz`: each libFuzzer target under Fuzz/ for FUZZ_SECONDS, starting from its committed
 # corpus in Fuzz/Corpus/<Name> (new inputs go to .build-fuzz/corpus, crashes to
 # .build-fuzz/artifacts); prints the executions per target and fails on any crash.
-# FUZZ_SEED=N makes a run reproducible: libFuzzer's seed is fixed and Swift's hashing is
-# deterministic (SWIFT_DETERMINISTIC_HASHING), so a run explores the same inputs in the same
-# order, and a shorter run explores a prefix of a longer one. Empty (the default): a random
+# FUZZ_SEED=N (not 0, which libFuzzer takes as "random") makes a run repeatable: libFuzzer's
+# seed is fixed, Swift's hashing is deterministic (SWIFT_DETERMINISTIC_HASHING) and the scratch
+# corpus is emptied first, so the same binary and committed corpus give the same inputs in the
+# same order, and a shorter run explores a prefix of a longer one. Empty (the default): a random
 # seed, for exploring. FUZZ_RUNS=N stops a target after N inputs (FUZZ_SECONDS still caps the
-# time). CI (`make reliability`) uses a fixed seed and a fixed count, so it runs exactly the
-# inputs that were run here before the commit; finding new bugs is the job of longer
-# `make fuzz` runs with random seeds.
+# time). CI (`make reliability`) uses a fixed seed and count, so it runs the inputs that were
+# run here before the commit; finding new bugs is the job of longer `make fuzz` runs with
+# random seeds. (Through `make soak`, set SOAK_FUZZ_SEED and SOAK_FUZZ_RUNS instead.)
 FUZZ_TARGETS := FuzzCLIItem FuzzURLQuery FuzzHeaderParsing FuzzSealedRecord
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?=

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Wattle
+@testable import Wattle
 import WattleDemoServer
 
 @Suite("Query parameters are percent-encoded per RFC 3986, in order")
@@ -141,5 +141,28 @@ struct FuzzFindingTests {
         #expect(ipv6.host == "::1")
         let fragment = try Request("http://h.example#[f]", query: ["k": "v"]).url(relativeTo: nil)
         #expect(fragment.absoluteString == "http://h.example?k=v")
+    }
+
+    @Test("only a leading scheme:// or // starts an authority: a later :// or a network-path reference keeps brackets right")
+    func authorityOnlyAtTheStart() {
+        // A relative Location whose query holds a URL: the [ ] of its path are encoded.
+        #expect(PercentEncoding.encodeForURL("/a[1]?next=https://x/") == "/a%5B1%5D?next=https://x/")
+        // A network-path reference with an IPv6 literal keeps its brackets.
+        #expect(PercentEncoding.encodeForURL("//[::1]:8080/x?a=[1]") == "//[::1]:8080/x?a=%5B1%5D")
+        #expect(PercentEncoding.encodeForURL("HTTP://[::1]:8080?q=[1]") == "HTTP://[::1]:8080?q=%5B1%5D")
+        #expect(PercentEncoding.encodeForURL("x?s://[::1]/y") == "x?s://%5B::1%5D/y")
+        #expect(PercentEncoding.encodeForURL("a+b.c-d://[::1]/[") == "a+b.c-d://[::1]/%5B")
+        #expect(PercentEncoding.authorityStart(Array("1http://h".utf8)) == nil)
+    }
+
+    @Test("a redirect to a relative Location whose query holds a URL reaches the server encoded once")
+    func redirectLocationWithURLInQuery() async throws {
+        let server = try await TestServer.shared()
+        let target = "/echo?a=[1]&next=https://h.example/"
+        let response = try await makeSession(server).get("redirect/302", parameters: ["to": target])
+        let echo = try response.decode(Echo.self)
+        #expect(echo.path == "/echo")
+        #expect(echo.query == "a=%5B1%5D&next=https://h.example/")
+        #expect(response.metrics.redirectCount == 1)
     }
 }

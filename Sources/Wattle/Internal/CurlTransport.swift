@@ -14,7 +14,7 @@ final class CurlTransport: Transport {
         let completed: CurlTransfer.Completed
         do {
             completed = try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { continuation in
+                try await withCheckedThrowingContinuation { continuation in
                     transfer.continuation = continuation
                     engine.start(transfer)
                 }

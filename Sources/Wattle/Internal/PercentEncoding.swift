@@ -25,12 +25,15 @@ enum PercentEncoding {
     static func encodeForURL(_ string: String) -> String {
         let input = Array(string.utf8)
         // Where the authority ends (RFC 3986 section 3.2: at the first "/", "?" or "#" after
-        // "scheme://"), else 0: brackets are kept only inside it. An absolute URL without a
-        // path ("http://h?q=[") has its query right after the authority.
+        // it), else 0: brackets are kept only inside it, for an IPv6 literal. There is an
+        // authority only when the string starts with "scheme://" or, for a network-path
+        // reference (a redirect's `Location: //host/x`), with "//"; a "://" later on, in a
+        // query such as "/a?next=https://x/", starts none. An absolute URL without a path
+        // ("http://h?q=[") has its query right after the authority.
         var pathStart = 0
-        if let separator = input.firstRange(of: Array("://".utf8)) {
+        if let authorityStart = authorityStart(input) {
             pathStart =
-                input[separator.upperBound...].firstIndex {
+                input[authorityStart...].firstIndex {
                     $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
                 } ?? input.count
         }
@@ -49,6 +52,25 @@ enum PercentEncoding {
             }
         }
         return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Where the authority starts: after a leading `scheme://` (ALPHA *( ALPHA / DIGIT / "+" /
+    /// "-" / "." ), RFC 3986 section 3.1) or a leading `//`; nil when the string has none.
+    static func authorityStart(_ input: [UInt8]) -> Int? {
+        if input.starts(with: "//".utf8) { return 2 }
+        guard let first = input.first, (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else {
+            return nil
+        }
+        var index = 1
+        while index < input.count {
+            let byte = input[index]
+            let lower = byte | 0x20
+            guard (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")) || (byte >= 48 && byte <= 57)
+                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
+            else { break }
+            index += 1
+        }
+        return input[index...].starts(with: "://".utf8) ? index + 3 : nil
     }
 
     static func isHexDigit(_ byte: UInt8) -> Bool {
