@@ -86,14 +86,13 @@ readme-snippets:
 # `make fuzz`: each libFuzzer target under Fuzz/ for FUZZ_SECONDS, starting from its committed
 # corpus in Fuzz/Corpus/<Name> (new inputs go to .build-fuzz/corpus, crashes to
 # .build-fuzz/artifacts); prints the executions per target and fails on any crash.
-# FUZZ_SEED=N (not 0, which libFuzzer takes as "random") makes a run repeatable: libFuzzer's
-# seed is fixed, Swift's hashing is deterministic (SWIFT_DETERMINISTIC_HASHING) and the scratch
-# corpus is emptied first, so the same binary and committed corpus give the same inputs in the
-# same order, and a shorter run explores a prefix of a longer one. Empty (the default): a random
-# seed, for exploring. FUZZ_RUNS=N stops a target after N inputs (FUZZ_SECONDS still caps the
-# time). CI (`make reliability`) uses a fixed seed and count, so it runs the inputs that were
-# run here before the commit; finding new bugs is the job of longer `make fuzz` runs with
-# random seeds. (Through `make soak`, set SOAK_FUZZ_SEED and SOAK_FUZZ_RUNS instead.)
+# FUZZ_SEED=N (not 0, which libFuzzer takes as "random") fixes libFuzzer's seed, makes Swift's
+# hashing deterministic (SWIFT_DETERMINISTIC_HASHING) and empties the scratch corpus first, so
+# a run starts like the earlier runs with that seed and follows them closely (not exactly: see
+# RELIABILITY.md, Fuzzing). Empty (the default): a random seed, for exploring. FUZZ_RUNS=N stops
+# a target after N inputs (FUZZ_SECONDS still caps the time). CI (`make reliability`) uses a
+# fixed seed and count; finding new bugs is the job of longer `make fuzz` runs here, seeded
+# past CI's budget and random. (Through `make soak`, set SOAK_FUZZ_SEED and SOAK_FUZZ_RUNS.)
 FUZZ_TARGETS := FuzzCLIItem FuzzURLQuery FuzzHeaderParsing FuzzSealedRecord
 FUZZ_SECONDS ?= 60
 FUZZ_SEED ?=
