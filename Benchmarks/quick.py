@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""A quick A/B of one Wattle benchmark binary against raw libcurl, without the whole `make bench`.
+
+For engine work: build `bench-wattle` alone and compare it with raw libcurl (C) on the same
+nginx that `make bench` uses, interleaved, printing medians of requests/s and CPU µs per request.
+Not a benchmark of record: BENCHMARKS.md comes from `make bench` only.
+
+    swift build -c release --package-path Benchmarks --product bench-wattle
+    cc -O2 -o Benchmarks/.build/c/bench-curl Benchmarks/C/bench-curl.c $(pkg-config --cflags --libs libcurl)
+    python3 Benchmarks/quick.py Benchmarks/.build/release/bench-wattle seq-http conc-http seq-https-h2
+
+Modes: seq-http, seq-https-h1, seq-https-h2, conc-http, conc-https-h2 (32 in flight).
+Environment: N (requests per sequential run, doubled for concurrent; 20000), REPS (3).
+Needs nginx (`make bench` installs it).
+"""
+
+import os
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import run  # noqa: E402  (run.py beside this file: its Nginx and run_json)
+
+
+def main():
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    wattle = sys.argv[1]
+    modes = sys.argv[2:] or ["seq-http"]
+    curl = os.path.join(HERE, ".build", "c", "bench-curl")
+    n = int(os.environ.get("N", "20000"))
+    reps = int(os.environ.get("REPS", "3"))
+    nginx = run.Nginx(tempfile.mkdtemp())
+    nginx.prepare(1 << 20)
+    nginx.start()
+    try:
+        for mode in modes:
+            tls, h2 = "https" in mode, "h2" in mode
+            version, ca = ("h2" if h2 else "h1"), (nginx.cert if tls else "")
+            url = nginx.url(tls, "small.json")
+
+            def argv(program):
+                if mode.startswith("conc"):
+                    return [program, "conc", url, str(n * 2), "32", version, ca]
+                return [program, "seq", url, str(n), version, ca]
+
+            results = {"curl": [], "wattle": []}
+            for _ in range(reps):
+                for key, program in (("curl", curl), ("wattle", wattle)):
+                    results[key].append(run.run_json(argv(program)))
+            summary = {}
+            for key, rs in results.items():
+                ok = [r for r in rs if "seconds" in r and "error" not in r]
+                if not ok:
+                    raise SystemExit(f"{mode}: {key} failed: {rs[0].get('error')}")
+                summary[key] = (statistics.median(r["requests"] / r["seconds"] for r in ok),
+                                statistics.median(r["cpu"] / r["requests"] * 1e6 for r in ok))
+            (c_rps, c_cpu), (w_rps, w_cpu) = summary["curl"], summary["wattle"]
+            print(f"{mode}: libcurl {c_rps:,.0f}/s {c_cpu:.1f} µs | Wattle {w_rps:,.0f}/s {w_cpu:.1f} µs"
+                  f" | throughput {w_rps / c_rps:.2f}x, CPU {w_cpu / c_cpu:.2f}x", flush=True)
+    finally:
+        nginx.stop()
+
+
+if __name__ == "__main__":
+    main()
