@@ -31,7 +31,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
     /// Decided on the caller's task, when the transfer is made (not on the engine thread).
     private let urlString: String
-    private let hostTrust: TrustPolicy.HostTrust
+    private let trust: TrustPolicy.HostTrust
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
 
@@ -68,9 +68,9 @@ final class CurlTransfer: @unchecked Sendable {
         urlString = request.url.absoluteString
         // TLS trust, decided for this hop's host (see TrustPolicy).
         if request.url.scheme?.lowercased() == "https", let host = request.url.host {
-            hostTrust = request.trust.trust(host: host, port: request.url.port ?? 443)
+            trust = request.trust.trust(host: host, port: request.url.port ?? 443)
         } else {
-            hostTrust = TrustPolicy.HostTrust()
+            trust = TrustPolicy.HostTrust()
         }
     }
 
@@ -102,7 +102,6 @@ final class CurlTransfer: @unchecked Sendable {
         // TLS trust for this hop's host (decided in `init`). The host name is checked in every
         // form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option): peer and host checks are never
         // both off.
-        let trust = hostTrust
         if !trust.certificates.isEmpty {
             let bundle = trust.certificates.joined(separator: "\n")
             check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")

@@ -78,8 +78,8 @@ enum EndpointResolver {
         // Otherwise: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) before the first colon.
         guard let colon = string.firstIndex(of: ":") else { return nil }
         let candidate = string.utf8[..<colon]
-        guard let first = candidate.first, Self.isASCIILetter(first),
-            candidate.allSatisfy({ Self.isASCIILetter($0) || ($0 >= 48 && $0 <= 57) || "+-.".utf8.contains($0) })
+        guard let first = candidate.first, PercentEncoding.isASCIILetter(first),
+            candidate.allSatisfy(PercentEncoding.isSchemeByte)
         else { return nil }
         // "localhost:8080/x" has no "//" after the colon: treat as relative, not a scheme.
         let scheme = String(decoding: candidate, as: UTF8.self).lowercased()
@@ -88,9 +88,5 @@ enum EndpointResolver {
             return nil
         }
         return scheme
-    }
-
-    private static func isASCIILetter(_ byte: UInt8) -> Bool {
-        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
     }
 }

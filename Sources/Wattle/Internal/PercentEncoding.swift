@@ -58,19 +58,19 @@ enum PercentEncoding {
     /// "-" / "." ), RFC 3986 section 3.1) or a leading `//`; nil when the string has none.
     static func authorityStart(_ input: [UInt8]) -> Int? {
         if input.starts(with: "//".utf8) { return 2 }
-        guard let first = input.first, (first | 0x20) >= UInt8(ascii: "a"), (first | 0x20) <= UInt8(ascii: "z") else {
-            return nil
-        }
-        var index = 1
-        while index < input.count {
-            let byte = input[index]
-            let lower = byte | 0x20
-            guard (lower >= UInt8(ascii: "a") && lower <= UInt8(ascii: "z")) || (byte >= 48 && byte <= 57)
-                || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".")
-            else { break }
-            index += 1
-        }
-        return input[index...].starts(with: "://".utf8) ? index + 3 : nil
+        guard let first = input.first, isASCIILetter(first) else { return nil }
+        let end = input.dropFirst().firstIndex { !isSchemeByte($0) } ?? input.count
+        return input[end...].starts(with: "://".utf8) ? end + 3 : nil
+    }
+
+    static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (byte >= 65 && byte <= 90) || (byte >= 97 && byte <= 122)
+    }
+
+    /// A byte that may follow a scheme's first letter: ALPHA / DIGIT / "+" / "-" / ".".
+    static func isSchemeByte(_ byte: UInt8) -> Bool {
+        isASCIILetter(byte) || (byte >= 48 && byte <= 57) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            || byte == UInt8(ascii: ".")
     }
 
     static func isHexDigit(_ byte: UInt8) -> Bool {
