@@ -15,8 +15,10 @@ deps:
 build: deps
 	$(SWIFT) build $(SWIFT_FLAGS)
 
+# `wattle demo` runs in `wattle-demo` (the demo server's SwiftNIO and BoringSSL stay out of `wattle`).
 demo: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product wattle
+	$(SWIFT) build $(SWIFT_FLAGS) --product wattle-demo
 	$$($(SWIFT) build --show-bin-path)/wattle demo
 
 # The resource-count suite (leaks, load) runs alone in a second invocation: counts of file

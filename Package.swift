@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "WattleKeychain", targets: ["WattleKeychain"]),
         .library(name: "WattleTesting", targets: ["WattleTesting"]),
         .executable(name: "wattle", targets: ["wattle"]),
+        .executable(name: "wattle-demo", targets: ["wattle-demo"]),
     ],
     dependencies: [
         // Library targets: swift-log only.
@@ -89,11 +90,26 @@ let package = Package(
         ),
         .target(
             name: "WattleCLIKit",
+            dependencies: ["Wattle"],
             path: "Samples/WattleCLIKit",
             swiftSettings: strictSettings
         ),
+        // The CLI links only the libraries (no SwiftNIO, BoringSSL or Foundation), so that it
+        // starts fast; `wattle demo` and `wattle serve` exec `wattle-demo`, built beside it.
         .executableTarget(
             name: "wattle",
+            dependencies: [
+                "Wattle",
+                "WattleKeychain",
+                "WattleCLIKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Samples/wattle",
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(
+            name: "wattle-demo",
             dependencies: [
                 "Wattle",
                 "WattleKeychain",
@@ -101,9 +117,8 @@ let package = Package(
                 "ExampleClient",
                 "WattleCLIKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Samples/wattle",
+            path: "Samples/wattle-demo",
             swiftSettings: strictSettings
         ),
 
@@ -123,7 +138,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WattleCLITests",
-            dependencies: ["wattle", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer"],
+            dependencies: ["wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer"],
             swiftSettings: strictSettings
         ),
         // A child process for the keychain's multi-process and SIGKILL tests.

@@ -1,4 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+import Wattle
 
 /// Re-indents JSON text (keeping the server's key order) and colours it for a terminal.
 public enum JSONPrinter {
@@ -6,7 +11,7 @@ public enum JSONPrinter {
 
     /// The JSON pretty-printed with two-space indentation, or nil if `data` is not JSON.
     public static func pretty(_ data: Data, colours: Bool) -> String? {
-        guard (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil,
+        guard JSONPrinter.isJSON(data),
             let text = String(validating: data, as: UTF8.self)
         else { return nil }
         var output = ""
@@ -62,5 +67,10 @@ public enum JSONPrinter {
             index = text.index(after: index)
         }
         return output
+    }
+
+    /// Whether `data` is one JSON value (an object, an array or a scalar).
+    public static func isJSON(_ data: Data) -> Bool {
+        (try? JSONDecoder().decode(JSONValue.self, from: data)) != nil
     }
 }

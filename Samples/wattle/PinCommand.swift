@@ -1,5 +1,9 @@
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Wattle
 
 /// `wattle pin HOST[:PORT]` or `wattle pin --pem FILE`: prints a `sha256//` pin.

@@ -1,5 +1,10 @@
 import ArgumentParser
+import Synchronization
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Wattle
 import WattleCLIKit
 
@@ -61,7 +66,7 @@ struct RequestCommand: AsyncParsableCommand {
             case .header(let name, let value): request.headers.add(name: name, value: value)
             case .stringField(let name, let value): bodyFields.append((name, Self.jsonString(value)))
             case .jsonField(let name, let value):
-                guard (try? JSONSerialization.jsonObject(with: Data(value.utf8), options: [.fragmentsAllowed])) != nil else {
+                guard JSONPrinter.isJSON(Data(value.utf8)) else {
                     throw CLIError.usage("the value of \(name):= is not valid JSON: \(value)")
                 }
                 bodyFields.append((name, value))
@@ -138,12 +143,11 @@ struct RequestCommand: AsyncParsableCommand {
 }
 
 /// A one-line progress bar on stderr.
-final class ProgressBar: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lastDraw = ContinuousClock.now - .seconds(1)
+final class ProgressBar: Sendable {
+    private let lastDraw = Mutex(ContinuousClock.now - .seconds(1))
 
     func update(_ progress: DownloadProgress) {
-        lock.withLock {
+        lastDraw.withLock { lastDraw in
             let now = ContinuousClock.now
             guard now - lastDraw >= .milliseconds(100) else { return }
             lastDraw = now
@@ -159,9 +163,11 @@ final class ProgressBar: @unchecked Sendable {
             let width = 30
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
-            FileHandleOutput.write(String(format: "\r[%@] %3.0f%% %.1f MB", bar, fraction * 100, megabytes), to: 2)
+            let digits = Decimals.string(fraction * 100, places: 0)
+            let percent = String(repeating: " ", count: max(0, 3 - digits.count)) + digits
+            FileHandleOutput.write("\r[\(bar)] \(percent)% \(Decimals.string(megabytes, places: 1)) MB", to: 2)
         } else {
-            FileHandleOutput.write(String(format: "\r%.1f MB", megabytes), to: 2)
+            FileHandleOutput.write("\r\(Decimals.string(megabytes, places: 1)) MB", to: 2)
         }
     }
 }

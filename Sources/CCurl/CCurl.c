@@ -1,4 +1,15 @@
+#define _GNU_SOURCE
 #include "CCurl.h"
+
+#include <pthread.h>
+
+void wattle_set_current_thread_name(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#else
+    pthread_setname_np(pthread_self(), name);
+#endif
+}
 
 CURLcode wattle_curl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import WattleKeychain
 
 /// A ``TokenStore`` in a keychain: one item per API origin and profile, holding the access

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// One part of a `multipart/form-data` body (RFC 7578), for ``RequestBody/multipart(_:boundary:)``.
 ///
@@ -59,7 +63,7 @@ extension RequestBody {
     /// occurs inside a part is replaced by a fresh one.
     public static func multipart(_ parts: [MultipartPart], boundary: String? = nil) -> RequestBody {
         var chosen = boundary ?? "wattle-\(UUID().uuidString)"
-        while parts.contains(where: { $0.data.range(of: Data(chosen.utf8)) != nil }) {
+        while parts.contains(where: { $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
             chosen = "wattle-\(UUID().uuidString)"
         }
         var data = Data()

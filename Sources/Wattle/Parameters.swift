@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Ordered name/value pairs, used as query parameters, a JSON object or a form body.
 ///
@@ -73,9 +77,13 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Whether a value is `nil` wrapped in `Any`, or `NSNull`.
+    /// Whether a value is `nil` wrapped in `Any`, `JSONValue.null`, or Foundation's `NSNull`.
+    ///
+    /// The library links `FoundationEssentials` only, which has no `NSNull`; a caller's
+    /// `NSNull()` (from `Foundation`) is recognised by its class name.
     static func isNil(_ value: Any) -> Bool {
-        if value is NSNull { return true }
+        if let json = value as? JSONValue { return json == .null }
+        if type(of: value) is AnyClass, String(reflecting: type(of: value)) == "Foundation.NSNull" { return true }
         let mirror = Mirror(reflecting: value)
         return mirror.displayStyle == .optional && mirror.children.isEmpty
     }

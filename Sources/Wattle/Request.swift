@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A request to send: an endpoint, a method, query parameters, headers, a body and a timeout.
 ///

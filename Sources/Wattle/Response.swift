@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What a server answered: status, headers, body, the final URL and metrics.
 ///
@@ -67,12 +71,12 @@ public struct Response: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The body parsed as JSON (`[String: Any]`, `[Any]`, `String`, `NSNumber` or `NSNull`).
+    /// The body parsed as any JSON value, for when there is no `Decodable` type for it.
     ///
     /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the body is not JSON.
-    public func json() throws(WattleError) -> Any {
+    public func json() throws(WattleError) -> JSONValue {
         do {
-            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+            return try JSONDecoder().decode(JSONValue.self, from: data)
         } catch {
             throw .decoding(type: "JSON", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
         }
@@ -101,9 +105,9 @@ public struct Response: Sendable, CustomStringConvertible {
 
     static func charset(of contentType: String) -> String? {
         for part in contentType.split(separator: ";").dropFirst() {
-            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pair = part.split(separator: "=", maxSplits: 1).map { $0.trimmingWhitespace() }
             if pair.count == 2, pair[0].lowercased() == "charset" {
-                return pair[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")).lowercased()
+                return pair[1].trimming(while: { $0 == "\"" }).lowercased()
             }
         }
         return nil

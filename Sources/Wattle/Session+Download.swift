@@ -1,4 +1,15 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 extension Session {
     /// Streams a response body to a file, with constant memory whatever its size.
@@ -22,8 +33,8 @@ extension Session {
         let directory = destination.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
             ".\(destination.lastPathComponent).wattle-\(UUID().uuidString.prefix(8)).part")
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+        var info = stat()
+        guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw .fileError(path: directory.path, reason: "the destination folder does not exist")
         }
         var response: Response

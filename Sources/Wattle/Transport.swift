@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Performs one HTTP exchange. ``Session`` builds requests, follows redirects and applies
 /// policies on top of a transport; the default transport is Wattle's libcurl engine, and

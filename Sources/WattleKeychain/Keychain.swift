@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// Typed values for one service, KeychainAccess-style: strings, data, numbers, Bools and any
 /// Codable, stored as generic passwords (service = ``service``, account = the key).

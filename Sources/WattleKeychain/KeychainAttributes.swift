@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The attributes of a keychain item, each optional, named as in Apple's `kSecAttr...` keys.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// What unlocks a keychain: a passphrase, a key file, or 32 key bytes.
 ///

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// A keychain item to add: its class, attributes, secret data, accessibility and
 /// synchronizable flag.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// One item found by ``KeychainStore/copyMatching(_:)``, carrying what the query asked for.
 public struct KeychainMatch: Sendable, Hashable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 
 /// The changes ``KeychainStore/update(_:with:)`` applies to every matching item, as in the
 /// attributes-to-update dictionary of `SecItemUpdate`.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 public import WattleKeychain
 
 /// A throw-away keychain file in a new private temporary folder, removed when this object is

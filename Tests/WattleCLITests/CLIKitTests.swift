@@ -38,6 +38,21 @@ struct CLIKitTests {
         #expect(coloured.contains("\u{1B}[32m\"x\"\u{1B}[0m"))
         #expect(JSONPrinter.pretty(Data("not json".utf8), colours: false) == nil)
     }
+
+    @Test("numbers for people: fixed decimal places, rounded half away from zero")
+    func decimals() {
+        #expect(Decimals.string(3.14159, places: 2) == "3.14")
+        #expect(Decimals.string(2.5, places: 0) == "3")
+        #expect(Decimals.string(0.05, places: 1) == "0.1")
+        #expect(Decimals.string(12.0, places: 1) == "12.0")
+        #expect(Decimals.string(1.005, places: 3) == "1.005")
+        #expect(Decimals.string(0.0001, places: 2) == "0.00")
+        #expect(Decimals.string(-1.25, places: 1) == "-1.3")
+        #expect(Decimals.string(-0.001, places: 1) == "0.0")
+        #expect(Decimals.string(99.96, places: 1) == "100.0")
+        #expect(Decimals.string(.infinity, places: 1) == "-")
+        #expect(Decimals.string(.nan, places: 1) == "-")
+    }
 }
 
 @Suite("CLI item parsing cost")

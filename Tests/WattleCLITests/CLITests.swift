@@ -26,15 +26,18 @@ enum CLI {
     }()
 
     /// Runs the binary on a thread of its own (never blocking the cooperative pool).
-    static func run(_ arguments: [String], environment: [String: String] = [:], wrapper: [String] = []) async throws -> Result {
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], wrapper: [String] = [], binary: URL = CLI.binary
+    ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
-                continuation.resume(with: Swift.Result { try runBlocking(arguments, environment: environment, wrapper: wrapper) })
+                continuation.resume(
+                    with: Swift.Result { try runBlocking(arguments, environment: environment, wrapper: wrapper, binary: binary) })
             }.start()
         }
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String], wrapper: [String]) throws -> Result {
+    static func runBlocking(_ arguments: [String], environment: [String: String], wrapper: [String], binary: URL) throws -> Result {
         let process = Process()
         if wrapper.isEmpty {
             process.executableURL = binary
@@ -268,6 +271,22 @@ struct CLITests {
         #expect(result.text.contains("automatic refresh after expiry: ok"))
         #expect(result.text.contains("unlisted self-signed host refused: ok"))
         #expect(!result.text.contains("FAILED"))
+    }
+
+    @Test("demo and serve run in wattle-demo beside wattle (options pass through); without it, a clear error")
+    func demoLauncher() async throws {
+        let help = try await CLI.run(["serve", "--help"])
+        #expect(help.status == 0, "\(help.stderr)")
+        #expect(help.text.contains("wattle-demo serve") && help.text.contains("--token-lifetime"))
+        // A wattle copied alone into a folder has no wattle-demo beside it.
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let lonely = folder.appendingPathComponent("wattle")
+        try FileManager.default.copyItem(at: CLI.binary, to: lonely)
+        let result = try await CLI.run(["demo"], binary: lonely)
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("wattle-demo was not found beside wattle (\(folder.path)/wattle-demo)"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }
 

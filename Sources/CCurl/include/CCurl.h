@@ -45,6 +45,9 @@ static const size_t wattle_curl_error_size = CURL_ERROR_SIZE;
 
 /// Number of certificates in a `CURLINFO_CERTINFO` result, or 0.
 int wattle_curl_certinfo_count(const struct curl_certinfo *info);
+
+/// Names the calling thread (Linux shows at most 15 bytes), as `ps -L` and debuggers show it.
+void wattle_set_current_thread_name(const char *name);
 /// The linked list of "Name:value" lines of certificate `index`.
 const struct curl_slist *wattle_curl_certinfo_at(const struct curl_certinfo *info, int index);
 

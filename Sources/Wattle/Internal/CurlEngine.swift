@@ -1,5 +1,9 @@
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import WattleKeychain
 
 /// One libcurl multi handle and the one thread that drives it.
@@ -72,9 +76,7 @@ final class CurlEngine: @unchecked Sendable {
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
             resolveList: resolve)
 
-        let thread = Thread { [self] in run() }
-        thread.name = "wattle-curl"
-        thread.start()
+        DetachedThread.start(name: "wattle-curl") { [self] in run() }
     }
 
     /// Hands a transfer to the engine thread.

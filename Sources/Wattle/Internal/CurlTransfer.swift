@@ -1,5 +1,9 @@
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 #if canImport(Glibc)
     import Glibc
@@ -414,7 +418,7 @@ final class CurlTransfer: @unchecked Sendable {
     static func connectReason(_ message: String) -> String {
         if message.contains("Connection refused") { return "connection refused" }
         guard let colon = message.lastIndex(of: ":") else { return message }
-        return message[message.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        return message[message.index(after: colon)...].trimmingWhitespace()
     }
 
     /// "SSL certificate problem: self-signed certificate" → "self-signed certificate";
@@ -423,7 +427,7 @@ final class CurlTransfer: @unchecked Sendable {
         if message.contains("subject name") || message.contains("does not match target host") {
             return "hostname mismatch: \(message)"
         }
-        if let range = message.range(of: "SSL certificate problem: ") {
+        if let range = message.firstRange(of: "SSL certificate problem: ") {
             return String(message[range.upperBound...])
         }
         return message

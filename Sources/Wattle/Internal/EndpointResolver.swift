@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Turns an endpoint string and query parameters into an absolute URL.
 enum EndpointResolver {

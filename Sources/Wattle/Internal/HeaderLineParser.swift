@@ -67,11 +67,18 @@ enum HeaderLineParser {
     }
 }
 
-extension String {
+extension StringProtocol {
+    /// The text without leading and trailing whitespace (spaces, tabs and line breaks).
     func trimmingWhitespace() -> String {
-        var scalars = Substring(self)
-        while let first = scalars.first, first.isWhitespace { scalars = scalars.dropFirst() }
-        while let last = scalars.last, last.isWhitespace { scalars = scalars.dropLast() }
-        return String(scalars)
+        trimming(while: \.isWhitespace)
+    }
+
+    /// The text without the leading and trailing characters for which `drop` is true.
+    func trimming(while drop: (Character) -> Bool) -> String {
+        var start = startIndex
+        var end = endIndex
+        while start < end, drop(self[start]) { start = index(after: start) }
+        while end > start, drop(self[index(before: end)]) { end = index(before: end) }
+        return String(self[start..<end])
     }
 }

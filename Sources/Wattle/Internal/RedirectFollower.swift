@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Wattle's own redirect handling: trust and credentials are decided again for every hop.
 enum RedirectFollower {

@@ -1,5 +1,9 @@
 import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Reads the certificate a TLS server presents, with a handshake and no request.
 ///
@@ -8,11 +12,9 @@ enum ServerCertificateReader {
     static func leafCertificatePEM(host: String, port: Int, timeout: Duration) async throws(WattleError) -> String {
         precondition(CurlGlobal.initialized)
         let result: Result<String, WattleError> = await withCheckedContinuation { continuation in
-            let thread = Thread {
+            DetachedThread.start(name: "wattle-cert") {
                 continuation.resume(returning: read(host: host, port: port, timeout: timeout))
             }
-            thread.name = "wattle-certificate-reader"
-            thread.start()
         }
         return try result.get()
     }

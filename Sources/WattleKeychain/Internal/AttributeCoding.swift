@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// One attribute field of the sealed encoding, by its tag (see `KeychainAttributes+Fields`).
 struct AttributeField {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// A type stored in a sealed attribute field, with one fixed byte encoding.
 protocol AttributeValue: Equatable {

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// Entry points for the sealed-record fuzz target under `Fuzz/` (`make fuzz`). Package access
 /// only: not part of the public API, and nothing in the library calls them.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The sealed attribute fields of ``KeychainAttributes`` by tag (1...28, the order of
 /// `AttributeCoding.fields`), through plain switches: no key paths and no closures. Key-path

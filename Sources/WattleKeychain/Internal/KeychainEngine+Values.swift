@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The fast paths behind ``Keychain``: generic passwords addressed by service, account
 /// (the key), access group and synchronizable flag; one keyed hash and one indexed lookup.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// An open keychain: storage, header and keys, and every operation. Not thread-safe by
 /// itself: ``KeychainStore`` runs it under a lock.

@@ -1,4 +1,8 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 
 /// The one fixed byte encoding of each typed value (see ``KeychainReader``).
 enum ValueEncoding {

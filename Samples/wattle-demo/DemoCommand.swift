@@ -2,6 +2,7 @@ import ArgumentParser
 import ExampleClient
 import Foundation
 import Wattle
+import WattleCLIKit
 import WattleDemoServer
 import WattleKeychain
 
@@ -39,7 +40,7 @@ struct DemoCommand: AsyncParsableCommand {
         show("token: \(token.map { "\($0)" } ?? "none")")
         show("keychain file: \(folder.appendingPathComponent("demo.keychain").path)")
         let fileBytes = try Data(contentsOf: folder.appendingPathComponent("demo.keychain"))
-        let plaintext = token.map { fileBytes.range(of: Data($0.accessToken.utf8)) != nil } ?? true
+        let plaintext = token.map { fileBytes.firstRange(of: Data($0.accessToken.utf8)) != nil } ?? true
         show("the token in plaintext on disk: \(plaintext ? "FOUND (bug!)" : "no")")
 
         step("Calling protected endpoints (Authorization: Bearer … added by Wattle)")
@@ -70,7 +71,7 @@ struct DemoCommand: AsyncParsableCommand {
         let download = try await client.session.download("api/download/20971520", to: destination)
         let seconds = Double((ContinuousClock.now - downloadStart).components.attoseconds) / 1e18
             + Double((ContinuousClock.now - downloadStart).components.seconds)
-        show(String(format: "%@ bytes in %.2f s (%.0f MB/s)", "\(download.metrics.bytesReceived)", seconds, 20 / max(seconds, 0.001)))
+        show("\(download.metrics.bytesReceived) bytes in \(Decimals.string(seconds, places: 2)) s (\(Decimals.string(20 / max(seconds, 0.001), places: 0)) MB/s)")
 
         step("Refusing a self-signed host that is not on the allowlist (fail closed)")
         let strict = Session(configuration: Configuration { $0.proxy = .none })
@@ -93,13 +94,13 @@ struct DemoCommand: AsyncParsableCommand {
         print("  unlisted self-signed host refused: \(refused ? "ok" : "FAILED")")
         print("  requests served: \(server.stats.hits(prefix: "/api/")) API calls, done in \(WattleDurations.format(elapsed))")
         try await server.stop()
-        if plaintext || refreshes != 1 || !refused { throw ExitCode(ExitStatus.usageOrOther) }
+        if plaintext || refreshes != 1 || !refused { throw ExitCode.failure }
     }
 }
 
 enum WattleDurations {
     static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
-        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) / 1e18)
+        return Decimals.string(Double(seconds) + Double(attoseconds) / 1e18, places: 1) + " s"
     }
 }

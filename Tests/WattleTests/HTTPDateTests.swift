@@ -1,0 +1,42 @@
+import Foundation
+import Testing
+
+@testable import Wattle
+
+@Suite("HTTP dates (Retry-After) without a locale-dependent formatter")
+struct HTTPDateTests {
+    /// Foundation's formatter, as the reference the parser must agree with.
+    static let reference: DateFormatter = {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter
+    }()
+
+    @Test("agrees with Foundation's formatter on 5,000 instants from 1900 to 2200, leap days included")
+    func agreesWithFoundation() {
+        var generator = SystemRandomNumberGenerator()
+        var instants = (0..<5_000).map { _ in Int.random(in: -2_208_988_800...7_258_118_400, using: &generator) }
+        instants += [0, 951_782_400, 1_709_164_800, -2_203_891_200, 4_107_542_399]  // 1970, 2000-02-29, 2024-02-29, 1900-03-01, 2100-02-28 23:59:59
+        for seconds in instants {
+            let date = Date(timeIntervalSince1970: TimeInterval(seconds))
+            let text = Self.reference.string(from: date)
+            #expect(HTTPDate.parse(text) == date, "\(text)")
+        }
+    }
+
+    @Test("refuses what is not an IMF-fixdate or names no real day")
+    func refusesMalformed() {
+        for text in [
+            "", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Xyz, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 30 Feb 2024 08:49:37 GMT", "Sun, 29 Feb 2100 08:49:37 GMT",
+            "Sun, 00 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT",
+            "Sun, 06 Nov 19a4 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT ",
+        ] {
+            #expect(HTTPDate.parse(text) == nil, "\(text)")
+        }
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+    }
+}
