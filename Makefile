@@ -63,6 +63,10 @@ bench: deps
 	mkdir -p $(BENCH_C_BIN)
 	cc $(BENCH_CFLAGS) -o $(BENCH_C_BIN)/bench-curl Benchmarks/C/bench-curl.c $$(pkg-config --cflags --libs libcurl)
 	cc $(BENCH_CFLAGS) -o $(BENCH_C_BIN)/bench-keychain-c Benchmarks/C/bench-keychain.c $$(pkg-config --cflags --libs libsodium sqlite3)
+	# SwiftPM keeps an existing build plan when files are added to a path dependency (the
+	# root package, for Benchmarks): drop the plans so new files are compiled (seconds to redo).
+	rm -f Benchmarks/.build/release.yaml Benchmarks/.build/*/release/description.json \
+	  $(BENCH_STATIC_SCRATCH)/release.yaml $(BENCH_STATIC_SCRATCH)/*/release/description.json
 	$(SWIFT) build -c release --package-path Benchmarks
 	if [ "$(BENCH_BUILD_CLI)" = 1 ] && [ -z "$(BENCH_WATTLE_CLI)" ]; then \
 	  $(SWIFT) build -c release --package-path Benchmarks --product wattle \
