@@ -9,6 +9,10 @@ Not a benchmark of record: BENCHMARKS.md comes from `make bench` only.
     cc -O2 -o Benchmarks/.build/c/bench-curl Benchmarks/C/bench-curl.c $(pkg-config --cflags --libs libcurl)
     python3 Benchmarks/quick.py Benchmarks/.build/release/bench-wattle seq-http conc-http seq-https-h2
 
+The first argument may name several binaries, comma-separated; each is measured interleaved with
+the others, and with `+executor` appended, with WATTLE_BENCH_EXECUTOR=1 (the measurement runs in
+`Session.withNetworkThreadExecutor`): `BIN,BIN+executor`.
+
 Modes: seq-http, seq-https-h1, seq-https-h2, conc-http, conc-https-h2 (32 in flight).
 Environment: N (requests per sequential run, doubled for concurrent; 20000), REPS (3).
 Needs nginx (`make bench` installs it).
@@ -27,7 +31,7 @@ import run  # noqa: E402  (run.py beside this file: its Nginx and run_json)
 def main():
     if len(sys.argv) < 2:
         raise SystemExit(__doc__)
-    wattle = sys.argv[1]
+    wattles = sys.argv[1].split(",")
     modes = sys.argv[2:] or ["seq-http"]
     curl = os.path.join(HERE, ".build", "c", "bench-curl")
     n = int(os.environ.get("N", "20000"))
@@ -42,13 +46,17 @@ def main():
             url = nginx.url(tls, "small.json")
 
             def argv(program):
+                prefix = []
+                if program.endswith("+executor"):
+                    prefix, program = ["env", "WATTLE_BENCH_EXECUTOR=1"], program[: -len("+executor")]
                 if mode.startswith("conc"):
-                    return [program, "conc", url, str(n * 2), "32", version, ca]
-                return [program, "seq", url, str(n), version, ca]
+                    return prefix + [program, "conc", url, str(n * 2), "32", version, ca]
+                return prefix + [program, "seq", url, str(n), version, ca]
 
-            results = {"curl": [], "wattle": []}
+            programs = [("curl", curl)] + [(w, w) for w in wattles]
+            results = {key: [] for key, _ in programs}
             for _ in range(reps):
-                for key, program in (("curl", curl), ("wattle", wattle)):
+                for key, program in programs:
                     results[key].append(run.run_json(argv(program)))
             summary = {}
             for key, rs in results.items():
@@ -57,9 +65,12 @@ def main():
                     raise SystemExit(f"{mode}: {key} failed: {rs[0].get('error')}")
                 summary[key] = (statistics.median(r["requests"] / r["seconds"] for r in ok),
                                 statistics.median(r["cpu"] / r["requests"] * 1e6 for r in ok))
-            (c_rps, c_cpu), (w_rps, w_cpu) = summary["curl"], summary["wattle"]
-            print(f"{mode}: libcurl {c_rps:,.0f}/s {c_cpu:.1f} µs | Wattle {w_rps:,.0f}/s {w_cpu:.1f} µs"
-                  f" | throughput {w_rps / c_rps:.2f}x, CPU {w_cpu / c_cpu:.2f}x", flush=True)
+            c_rps, c_cpu = summary["curl"]
+            for w in wattles:
+                w_rps, w_cpu = summary[w]
+                name = os.path.basename(w)
+                print(f"{mode}: libcurl {c_rps:,.0f}/s {c_cpu:.1f} µs | {name} {w_rps:,.0f}/s {w_cpu:.1f} µs"
+                      f" | throughput {w_rps / c_rps:.2f}x, CPU {w_cpu / c_cpu:.2f}x", flush=True)
     finally:
         nginx.stop()
 

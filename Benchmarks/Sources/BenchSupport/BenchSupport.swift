@@ -69,10 +69,14 @@ public protocol BenchClient: Sendable {
     func download(_ url: String, to path: String) async throws -> Int
     /// Releases the client.
     func shutdown() async
+    /// Runs the whole measurement (warm-up included); a client may run it on an executor of
+    /// its own (Wattle's network-thread executor). By default, as is.
+    func run(_ measurement: () async -> Int) async -> Int
 }
 
 extension BenchClient {
     public func shutdown() async {}
+    public func run(_ measurement: () async -> Int) async -> Int { await measurement() }
 }
 
 public enum Bench {
@@ -162,11 +166,12 @@ public enum Bench {
         } catch {
             fail("\(tool): \(error)")
         }
-        let errors: Int
-        switch options.mode {
-        case "seq", "flat": errors = await sequential(tool: tool, client, options)
-        case "conc": errors = await concurrent(tool: tool, client, options)
-        default: errors = await download(tool: tool, client, options)
+        let errors = await client.run {
+            switch options.mode {
+            case "seq", "flat": await sequential(tool: tool, client, options)
+            case "conc": await concurrent(tool: tool, client, options)
+            default: await download(tool: tool, client, options)
+            }
         }
         await client.shutdown()
         exit(errors == 0 ? 0 : 1)

@@ -9,6 +9,8 @@ import Wattle
 
 struct WattleClient: BenchClient {
     let session: Session
+    /// `WATTLE_BENCH_EXECUTOR=1`: the measurement runs inside `Session.withNetworkThreadExecutor`.
+    let onNetworkThread = getenv("WATTLE_BENCH_EXECUTOR").map { String(cString: $0) == "1" } ?? false
 
     init(_ options: Options) {
         session = Session(
@@ -21,6 +23,11 @@ struct WattleClient: BenchClient {
                 // nginx's certificate is self-signed for 127.0.0.1: allowlist it (host name still checked).
                 $0.trust = TrustPolicy(selfSignedHosts: ["127.0.0.1", "localhost"])
             })
+    }
+
+    func run(_ measurement: () async -> Int) async -> Int {
+        guard onNetworkThread else { return await measurement() }
+        return await session.withNetworkThreadExecutor { await measurement() }
     }
 
     func get(_ url: String) async throws -> Int {

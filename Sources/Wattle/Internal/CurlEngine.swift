@@ -11,7 +11,12 @@ import WattleKeychain
 /// Requests arrive from any task through `start` and `cancel`, which only append to an inbox
 /// and wake the thread (`curl_multi_wakeup`). Everything else, every curl call included, runs
 /// on the engine thread, so no blocking curl work touches Swift's cooperative pool.
-final class CurlEngine: @unchecked Sendable {
+///
+/// The engine is also a `TaskExecutor` (``Session/withNetworkThreadExecutor(isolation:_:)``):
+/// jobs of tasks that prefer it arrive through the same inbox and run on the engine thread
+/// between two rounds of curl work. A request from such a task is then started, completed and
+/// resumed on this one thread, with no wake-up of another thread in between.
+final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Per-engine values every transfer applies.
     struct Settings {
         var share: UnsafeMutableRawPointer
@@ -24,11 +29,15 @@ final class CurlEngine: @unchecked Sendable {
     private enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
+        /// A job of a task that prefers this executor.
+        case run(UnownedJob)
     }
 
     private struct Inbox {
         var commands: [Command] = []
         var stopping = false
+        /// The thread has finished: jobs go to the global executor instead.
+        var stopped = false
         /// Whether the engine thread is (about to be) blocked in `curl_multi_poll`; only then
         /// does a new command need `curl_multi_wakeup` (a syscall) to be seen.
         var sleeping = false
@@ -79,8 +88,13 @@ final class CurlEngine: @unchecked Sendable {
         DetachedThread.start(name: "wattle-curl") { [self] in run() }
     }
 
-    /// Hands a transfer to the engine thread.
+    /// Hands a transfer to the engine thread (or fails it with `cancelled` once it has stopped).
     func start(_ transfer: CurlTransfer) {
+        let stopped = inbox.withLock { $0.stopped }
+        if stopped {
+            complete(transfer, with: .failure(.cancelled))
+            return
+        }
         post(.start(transfer))
     }
 
@@ -89,9 +103,34 @@ final class CurlEngine: @unchecked Sendable {
         post(.cancel(transfer))
     }
 
+    /// Runs a job on the engine thread, after the commands posted before it. Once the engine has
+    /// stopped, on the global concurrent executor, so that no task is ever stranded.
+    func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        let stopped = inbox.withLock { inbox -> Bool in
+            guard !inbox.stopped else { return true }
+            inbox.commands.append(.run(unowned))
+            return false
+        }
+        if stopped {
+            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
+        } else {
+            wakeIfSleeping()
+        }
+    }
+
     private func post(_ command: Command) {
         let wake = inbox.withLock { inbox -> Bool in
             inbox.commands.append(command)
+            guard inbox.sleeping else { return false }
+            inbox.sleeping = false
+            return true
+        }
+        if wake { _ = curl_multi_wakeup(multi) }
+    }
+
+    private func wakeIfSleeping() {
+        let wake = inbox.withLock { inbox -> Bool in
             guard inbox.sleeping else { return false }
             inbox.sleeping = false
             return true
@@ -112,17 +151,21 @@ final class CurlEngine: @unchecked Sendable {
         // Swapped with the inbox's array, so that draining it allocates nothing.
         var commands: [Command] = []
         while true {
-            let stopping = inbox.withLock { inbox -> Bool in
-                swap(&inbox.commands, &commands)
-                return inbox.stopping
-            }
-            for command in commands {
-                switch command {
-                case .start(let transfer): begin(transfer)
-                case .cancel(let transfer): stop(transfer)
+            var stopping = false
+            // A job usually posts the next command (a task resumed here starts its next
+            // request): take those in the same round, before curl's, up to a bound so that
+            // tasks that only yield cannot starve the network.
+            for _ in 0..<4 {
+                let more = inbox.withLock { inbox -> Bool in
+                    swap(&inbox.commands, &commands)
+                    stopping = inbox.stopping
+                    return !commands.isEmpty
                 }
+                guard more else { break }
+                for command in commands { handle(command) }
+                commands.removeAll(keepingCapacity: true)
+                if stopping { break }
             }
-            commands.removeAll(keepingCapacity: true)
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
             collectFinished()
@@ -141,6 +184,14 @@ final class CurlEngine: @unchecked Sendable {
             }
         }
         tearDown()
+    }
+
+    private func handle(_ command: Command) {
+        switch command {
+        case .start(let transfer): begin(transfer)
+        case .cancel(let transfer): stop(transfer)
+        case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 
     private func begin(_ transfer: CurlTransfer) {
@@ -247,12 +298,23 @@ final class CurlEngine: @unchecked Sendable {
             complete(transfer, with: .failure(.cancelled))
         }
         active.removeAll()
-        // Late arrivals after the stop flag was read.
-        let late = inbox.withLock { inbox -> [Command] in
-            defer { inbox.commands.removeAll() }
-            return inbox.commands
+        // Late arrivals after the stop flag was read: starts fail, jobs still run (here, until
+        // none is left; later ones go to the global executor, see `enqueue`).
+        while true {
+            let late = inbox.withLock { inbox -> [Command] in
+                defer { inbox.commands.removeAll() }
+                if inbox.commands.isEmpty { inbox.stopped = true }
+                return inbox.commands
+            }
+            if late.isEmpty { break }
+            for command in late {
+                switch command {
+                case .start(let transfer): complete(transfer, with: .failure(.cancelled))
+                case .cancel: break
+                case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+            }
         }
-        for case .start(let transfer) in late { complete(transfer, with: .failure(.cancelled)) }
         idleHandles.removeAll()
         curl_multi_cleanup(multi)
         curl_share_cleanup(settings.share)

@@ -1,6 +1,7 @@
 /// The default ``Transport``: Wattle's libcurl engine.
 final class CurlTransport: Transport {
-    private let engine: CurlEngine
+    /// The engine, also the task executor of ``Session/withNetworkThreadExecutor(isolation:_:)``.
+    let engine: CurlEngine
 
     init(configuration: Configuration) {
         engine = CurlEngine(configuration: configuration)
