@@ -70,6 +70,23 @@ func fetchImage(session: Session) async throws {
     print(response.fileURL?.path ?? "")
 }
 
+import Wattle
+
+func explore() async throws {
+    let user = try await "users/42".get().json()
+    print(user["name"]?.stringValue ?? "", user["tags"]?[0]?.stringValue ?? "", user["id"]?.intValue ?? 0)
+}
+
+import Wattle
+
+func crawl(session: Session) async throws -> [String] {
+    try await session.withNetworkThreadExecutor {
+        var names: [String] = []
+        for id in 1...100 { names.append(try await session.get("users/\(id)").json()["name"]?.stringValue ?? "") }
+        return names
+    }
+}
+
 import WattleKeychain
 
 func remember() throws {

@@ -102,7 +102,7 @@ public enum Bench {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 256)
         while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let line = String(cString: buffer)
+            let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             guard line.hasPrefix(field + ":") else { continue }
             return Int(String(line.dropFirst(field.count + 1).filter(\.isNumber))) ?? -1
         }
@@ -113,7 +113,7 @@ public enum Bench {
     public static func decimal(_ value: Double, _ digits: Int) -> String {
         var buffer = [CChar](repeating: 0, count: 64)
         _ = withVaList([value]) { vsnprintf(&buffer, buffer.count, "%.\(digits)f", $0) }
-        return String(cString: buffer)
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Writes a line to a file descriptor (1 stdout, 2 stderr), unbuffered.
