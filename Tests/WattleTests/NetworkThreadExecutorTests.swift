@@ -16,7 +16,7 @@ struct NetworkThreadExecutorTests {
     func runsOnTheNetworkThread() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
-        let (names, indices) = try await session.withNetworkThreadExecutor {
+        let (names, indices, unstructured) = try await session.withNetworkThreadExecutor {
             var names: Set<String> = []
             var indices: [String] = []
             for index in 0..<200 {
@@ -24,9 +24,12 @@ struct NetworkThreadExecutorTests {
                 names.insert(currentThreadName())
                 indices.append(echo.query)
             }
-            return (names, indices)
+            // An unstructured task does not inherit the preference (documented).
+            let unstructured = await Task { _ = try? await session.get("user"); return currentThreadName() }.value
+            return (names, indices, unstructured)
         }
         #expect(names == ["wattle-curl"])
+        #expect(unstructured != "wattle-curl")
         #expect(indices == (0..<200).map { "i=\($0)" })
         _ = try await session.get("user")
         #expect(currentThreadName() != "wattle-curl")

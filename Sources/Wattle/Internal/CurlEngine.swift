@@ -90,58 +90,46 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Hands a transfer to the engine thread (or fails it with `cancelled` once it has stopped).
     func start(_ transfer: CurlTransfer) {
-        let stopped = inbox.withLock { $0.stopped }
-        if stopped {
-            complete(transfer, with: .failure(.cancelled))
-            return
-        }
-        post(.start(transfer))
+        if !post(.start(transfer)) { complete(transfer, with: .failure(.cancelled)) }
     }
 
     /// Asks the engine thread to stop a transfer now and fail it with `cancelled`.
     func cancel(_ transfer: CurlTransfer) {
-        post(.cancel(transfer))
+        _ = post(.cancel(transfer))
     }
 
     /// Runs a job on the engine thread, after the commands posted before it. Once the engine has
     /// stopped, on the global concurrent executor, so that no task is ever stranded.
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
-        let stopped = inbox.withLock { inbox -> Bool in
-            guard !inbox.stopped else { return true }
-            inbox.commands.append(.run(unowned))
-            return false
-        }
-        if stopped {
-            globalConcurrentExecutor.enqueue(ExecutorJob(unowned))
-        } else {
-            wakeIfSleeping()
-        }
+        if !post(.run(unowned)) { globalConcurrentExecutor.enqueue(ExecutorJob(unowned)) }
     }
 
-    private func post(_ command: Command) {
-        let wake = inbox.withLock { inbox -> Bool in
+    /// Appends a command and wakes the thread if it sleeps; false (and nothing appended) once
+    /// the thread has finished.
+    private func post(_ command: Command) -> Bool {
+        inbox.withLock { inbox -> Bool in
+            guard !inbox.stopped else { return false }
             inbox.commands.append(command)
-            guard inbox.sleeping else { return false }
-            inbox.sleeping = false
+            wakeIfSleeping(&inbox)
             return true
         }
-        if wake { _ = curl_multi_wakeup(multi) }
     }
 
-    private func wakeIfSleeping() {
-        let wake = inbox.withLock { inbox -> Bool in
-            guard inbox.sleeping else { return false }
-            inbox.sleeping = false
-            return true
-        }
-        if wake { _ = curl_multi_wakeup(multi) }
+    /// Wakes the thread from `curl_multi_poll` if it sleeps there. Called under the inbox's
+    /// lock, so that the thread cannot finish and free the multi handle in between.
+    private func wakeIfSleeping(_ inbox: inout Inbox) {
+        guard inbox.sleeping else { return }
+        inbox.sleeping = false
+        _ = curl_multi_wakeup(multi)
     }
 
     /// Stops the thread; transfers still running fail with `cancelled`.
     func shutdown() {
-        inbox.withLock { $0.stopping = true }
-        _ = curl_multi_wakeup(multi)
+        inbox.withLock { inbox in
+            inbox.stopping = true
+            wakeIfSleeping(&inbox)
+        }
     }
 
     // MARK: Engine thread
