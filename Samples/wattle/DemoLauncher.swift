@@ -43,29 +43,37 @@ enum DemoLauncher {
     /// same terminal, its exit code is ours. Returns only by throwing, when it cannot start.
     static func replaceProcess(subcommand: String, arguments: [String]) throws {
         let path = try programPath()
-        let argv = [path, subcommand] + arguments
-        var cArguments = argv.map { strdup($0) }
+        var cArguments = [strdup(path), strdup(subcommand)] + arguments.map { strdup($0) }
         cArguments.append(nil)
         fflush(nil)
         execv(path, cArguments)
         let reason = String(cString: strerror(errno))
         for argument in cArguments { free(argument) }
-        throw CLIError.failed("cannot start \(path): \(reason)")
+        throw CLIError.failed("cannot start \(display(path)): \(reason)")
     }
 
-    /// `wattle-demo` in the folder of the running executable.
-    static func programPath() throws -> String {
-        var buffer = [CChar](repeating: 0, count: 4096)
-        let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    /// A C path for a message (bytes that are not UTF-8 shown as U+FFFD).
+    static func display(_ path: [CChar]) -> String {
+        String(decoding: path.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `wattle-demo` in the folder of the running executable, as the bytes of a C path (a
+    /// folder's name need not be UTF-8).
+    static func programPath() throws -> [CChar] {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/exe", &buffer, buffer.count)
         guard length > 0 else {
             throw CLIError.failed("cannot find the running program (/proc/self/exe): \(String(cString: strerror(errno)))")
         }
-        let executable = String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let folder = executable.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        let path = folder + "/" + programName
+        guard length < buffer.count else { throw CLIError.failed("the path of the running program is too long") }
+        guard let slash = buffer[0..<length].lastIndex(of: CChar(UInt8(ascii: "/"))) else {
+            throw CLIError.failed("cannot find the folder of the running program")
+        }
+        let path = Array(buffer[...slash]) + programName.utf8CString
         guard access(path, X_OK) == 0 else {
             throw CLIError.failed(
-                "\(programName) was not found beside wattle (\(path)); build it with `swift build --product \(programName)`")
+                "\(programName) was not found beside wattle (\(display(path))); build it with `swift build --product \(programName)`"
+            )
         }
         return path
     }

@@ -52,6 +52,10 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
             for element in array { try flatten(name: name, value: element, into: &result) }
             return
         }
+        if case .array(let elements)? = value as? JSONValue {
+            for element in elements { try flatten(name: name, value: element, into: &result) }
+            return
+        }
         if isNil(value) { return }
         guard let string = scalarString(value) else {
             throw .invalidRequest(
@@ -63,6 +67,14 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
     /// The text form of a scalar parameter value, or nil for a non-scalar.
     static func scalarString(_ value: Any) -> String? {
         switch value {
+        case let json as JSONValue:
+            switch json {
+            case .string(let text): text
+            case .bool(let flag): flag ? "true" : "false"
+            case .integer(let number): "\(number)"
+            case .number(let number): number.isFinite ? "\(number)" : nil
+            case .null, .array, .object: nil
+            }
         case let value as String: value
         case let value as Substring: String(value)
         case let value as Bool: value ? "true" : "false"
@@ -77,14 +89,27 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Whether a value is `nil` wrapped in `Any`, `JSONValue.null`, or Foundation's `NSNull`.
-    ///
-    /// The library links `FoundationEssentials` only, which has no `NSNull`; a caller's
-    /// `NSNull()` (from `Foundation`) is recognised by its class name.
+    /// Whether a value is `nil` wrapped in `Any`, `JSONValue.null`, or Foundation's `NSNull`
+    /// (also inside an optional).
     static func isNil(_ value: Any) -> Bool {
         if let json = value as? JSONValue { return json == .null }
-        if type(of: value) is AnyClass, String(reflecting: type(of: value)) == "Foundation.NSNull" { return true }
+        if isFoundationNull(value) { return true }
         let mirror = Mirror(reflecting: value)
-        return mirror.displayStyle == .optional && mirror.children.isEmpty
+        guard mirror.displayStyle == .optional else { return false }
+        guard let wrapped = mirror.children.first else { return true }
+        return isNil(wrapped.value)
+    }
+
+    /// Whether a value is Foundation's `NSNull`. Where the library links `FoundationEssentials`
+    /// only, which has no `NSNull`, a caller's `NSNull()` (from `Foundation`) is recognised by
+    /// its class name.
+    private static func isFoundationNull(_ value: Any) -> Bool {
+        #if canImport(FoundationEssentials)
+        guard type(of: value) is AnyClass else { return false }
+        let name = String(reflecting: type(of: value))
+        return name == "Foundation.NSNull" || name == "NSNull"
+        #else
+        return value is NSNull
+        #endif
     }
 }

@@ -19,17 +19,23 @@ extension Session {
     ///
     /// The price: while `operation`'s code runs, the network thread runs nothing else. Keep
     /// the work between requests short, and never block in it (no `sleep`, no synchronous file
-    /// or network I/O, no long computation); await instead. Code isolated to an actor (the main
-    /// actor included) still runs on that actor. Unstructured tasks (`Task { }`) do not inherit
-    /// the preference. With a transport other than Wattle's libcurl engine (for example
-    /// `StubTransport`), `operation` runs as it would without this call.
+    /// or network I/O, no long computation); await instead. Code isolated to the main actor, or
+    /// to an actor with an executor of its own, still runs there; other actors' code, like any
+    /// nonisolated async code, runs on the network thread. Wattle's own blocking work, reading
+    /// and saving tokens in a keychain, is moved off it. Unstructured tasks (`Task { }`) do not
+    /// inherit the preference, and code after the call runs where it would have without it.
+    /// With a transport other than Wattle's libcurl engine (for example `StubTransport`),
+    /// `operation` runs as it would without this call.
     public func withNetworkThreadExecutor<Value, Failure: Error>(
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws(Failure) -> Value
     ) async throws(Failure) -> Value {
-        let executor = (transport as? CurlTransport)?.engine
-        // `self` (and so the engine and its thread) stays alive until `operation` returns.
-        defer { withExtendedLifetime(self) {} }
-        return try await withTaskExecutorPreference(executor, isolation: isolation, operation: operation)
+        guard let engine = (transport as? CurlTransport)?.engine else { return try await operation() }
+        // The engine (and so its thread) stays alive until `operation` returns: the task holds
+        // the executor only unowned.
+        defer { withExtendedLifetime(engine) {} }
+        // The runtime moves the task off the network thread when the preference ends (tested:
+        // the caller's next line does not run there).
+        return try await withTaskExecutorPreference(engine, isolation: isolation, operation: operation)
     }
 }

@@ -75,10 +75,10 @@ public struct DownloadProgress: Sendable, Hashable {
     public var receivedBytes: Int64
     /// The expected total, when the server sent a length.
     public var expectedBytes: Int64?
-    /// `receivedBytes / expectedBytes`, when the total is known.
+    /// `receivedBytes / expectedBytes` (at most 1), when the total is known.
     public var fractionCompleted: Double? {
         guard let expectedBytes, expectedBytes > 0 else { return nil }
-        return Double(receivedBytes) / Double(expectedBytes)
+        return min(1, max(0, Double(receivedBytes) / Double(expectedBytes)))
     }
     /// Creates a progress value.
     public init(receivedBytes: Int64, expectedBytes: Int64?) {

@@ -44,6 +44,23 @@ struct DownloadTests {
         #expect(reports.count > 1)
     }
 
+    @Test("an encoded body's progress has no total (its length counts encoded bytes), so never a fraction over 1")
+    func encodedProgress() async throws {
+        let server = try await TestServer.shared()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("body.json")
+        let reports = ProgressLog()
+        _ = try await makeSession(server).download("gzip", to: destination) { reports.record($0) }
+        let text = try String(contentsOf: destination, encoding: .utf8)
+        #expect(text.contains("hello from gzip"))
+        #expect(reports.count >= 1)
+        #expect(reports.all.allSatisfy { $0.expectedBytes == nil && $0.fractionCompleted == nil })
+        #expect(reports.last?.receivedBytes == Int64(text.utf8.count))
+        // A total that is too small is clamped, never over 1.
+        #expect(DownloadProgress(receivedBytes: 150, expectedBytes: 100).fractionCompleted == 1)
+    }
+
     @Test("a failed download leaves no file and keeps an existing one")
     func failedDownloadKeepsExisting() async throws {
         let server = try await TestServer.shared()
@@ -110,4 +127,5 @@ final class ProgressLog: @unchecked Sendable {
     func record(_ progress: DownloadProgress) { lock.withLock { reports.append(progress) } }
     var count: Int { lock.withLock { reports.count } }
     var last: DownloadProgress? { lock.withLock { reports.last } }
+    var all: [DownloadProgress] { lock.withLock { reports } }
 }

@@ -61,5 +61,22 @@ struct JSONValueTests {
         #expect(echo.body == #"{"a":null,"b":1}"#)
         let query = try await session.get("echo", parameters: ["a": NSNull(), "b": 1]).decode(Echo.self)
         #expect(query.query == "b=1")
+        let wrapped: NSNull? = NSNull()
+        let inOptional = try await session.send(Request("echo", method: .post, body: .json(["a": wrapped, "b": 1]))).decode(Echo.self)
+        #expect(inOptional.body == #"{"a":null,"b":1}"#)
+    }
+
+    @Test("JSONValue scalars and arrays go into a query like Swift values; null is left out")
+    func inAQuery() async throws {
+        let server = try await TestServer.shared()
+        let parameters: Parameters = [
+            "id": JSONValue.integer(42), "q": JSONValue.string("a b"), "ok": JSONValue.bool(true),
+            "r": JSONValue.number(0.5), "tags": JSONValue.array([.string("x"), .integer(2)]), "none": JSONValue.null,
+        ]
+        let echo = try await makeSession(server).get("echo", parameters: parameters).decode(Echo.self)
+        #expect(echo.query == "id=42&q=a%20b&ok=true&r=0.5&tags=x&tags=2")
+        await #expect(throws: WattleError.self) {
+            _ = try await makeSession(server).get("echo", parameters: ["o": JSONValue.object(["k": .null])])
+        }
     }
 }

@@ -28,6 +28,8 @@ struct NetworkThreadExecutorTests {
             let unstructured = await Task { _ = try? await session.get("user"); return currentThreadName() }.value
             return (names, indices, unstructured)
         }
+        // Right after the scope, before any other suspension, the task has left the thread.
+        #expect(currentThreadName() != "wattle-curl")
         #expect(names == ["wattle-curl"])
         #expect(unstructured != "wattle-curl")
         #expect(indices == (0..<200).map { "i=\($0)" })

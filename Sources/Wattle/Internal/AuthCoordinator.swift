@@ -73,7 +73,8 @@ actor AuthCoordinator {
 
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
         do {
-            try await authenticator.store.save(newToken)
+            let store = authenticator.store
+            try await Self.offNetworkThread { try await store.save(newToken) }
         } catch {
             throw .authenticationFailed(reason: "cannot save the token: \(error)")
         }
@@ -86,7 +87,8 @@ actor AuthCoordinator {
 
     func signOut() async throws(WattleError) {
         do {
-            try await authenticator.store.clear()
+            let store = authenticator.store
+            try await Self.offNetworkThread { try await store.clear() }
         } catch {
             throw .authenticationFailed(reason: "cannot clear the token: \(error)")
         }
@@ -104,7 +106,8 @@ actor AuthCoordinator {
     private func loadIfNeeded() async throws(WattleError) {
         guard !loaded else { return }
         do {
-            let stored = try await authenticator.store.load()
+            let store = authenticator.store
+            let stored = try await Self.offNetworkThread { try await store.load() }
             if !loaded {
                 token = stored
                 loaded = true
@@ -112,6 +115,14 @@ actor AuthCoordinator {
         } catch {
             throw .authenticationFailed(reason: "cannot read the stored token: \(error)")
         }
+    }
+
+    /// Runs a token store call on Swift's global executor. Stores may block (the keychain store
+    /// opens SQLite and fsyncs its writes), and inside `Session.withNetworkThreadExecutor` this
+    /// actor's code would otherwise run on the network thread, stalling every transfer. (The
+    /// refresh below runs in an unstructured task, which has no executor preference.)
+    private static func offNetworkThread<Value: Sendable>(_ body: @Sendable () async throws -> Value) async throws -> Value {
+        try await withTaskExecutorPreference(globalConcurrentExecutor, isolation: nil) { try await body() }
     }
 
     private func startRefresh() throws(WattleError) -> Task<(AuthToken?, Int), any Error> {

@@ -49,6 +49,9 @@ final class CurlTransfer: @unchecked Sendable {
     private var downloadDescriptor: Int32 = -1
     private var downloadedBytes: Int64 = 0
     private var lastReportedProgress: Int64 = -1
+    /// The response has a `Content-Encoding`: its length counts encoded bytes, while progress
+    /// counts decoded ones, so no total is reported (checked for downloads with progress only).
+    private var bodyIsEncoded = false
     private var uploadedBytes: curl_off_t = 0
     /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
     /// are not stalled, only waiting.
@@ -222,6 +225,7 @@ final class CurlTransfer: @unchecked Sendable {
         if let status = HeaderLineParser.statusCode(bytes) {
             // A new response (after 100 Continue or a proxy's CONNECT): start over.
             statusCode = status
+            bodyIsEncoded = false
             rawHeaders.removeAll(keepingCapacity: true)
             // One allocation for a typical header section, instead of growing line by line.
             rawHeaders.reserveCapacity(1024)
@@ -232,6 +236,11 @@ final class CurlTransfer: @unchecked Sendable {
         if headerBytes > request.maximumHeaderSize {
             abort = .headersTooLarge
             return false
+        }
+        if request.download?.progress != nil, let field = HeaderLineParser.field(bytes),
+            field.name.caseInsensitiveEquals("Content-Encoding"), !field.value.caseInsensitiveEquals("identity")
+        {
+            bodyIsEncoded = true
         }
         // Kept as bytes; parsed once, when the transfer finishes.
         rawHeaders.append(contentsOf: bytes)
@@ -284,7 +293,10 @@ final class CurlTransfer: @unchecked Sendable {
             downloadedBytes != lastReportedProgress
         else { return }
         lastReportedProgress = downloadedBytes
-        progress(DownloadProgress(receivedBytes: downloadedBytes, expectedBytes: expected > 0 ? expected : nil))
+        // A total smaller than what has arrived is wrong (an encoded length, or a server's
+        // mistake): unknown rather than a fraction over 1.
+        let known = expected > 0 && !bodyIsEncoded && downloadedBytes <= expected
+        progress(DownloadProgress(receivedBytes: downloadedBytes, expectedBytes: known ? expected : nil))
     }
 
     // MARK: Completion (engine thread)

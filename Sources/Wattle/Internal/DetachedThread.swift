@@ -20,6 +20,9 @@ enum DetachedThread {
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        // Task code may run on the engine thread (Session.withNetworkThreadExecutor): give it
+        // the stack of a main thread, whatever the C library's default (musl's is 128 KiB).
+        pthread_attr_setstacksize(&attributes, 8 << 20)
         #if canImport(Darwin)
         var thread: pthread_t?
         #else
