@@ -48,6 +48,11 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
     private static func flatten(name: String, value: any Sendable, into result: inout [(String, String)])
         throws(WattleError)
     {
+        // The common case first, without the casts and reflection below.
+        if let string = value as? String {
+            result.append((name, string))
+            return
+        }
         if let array = value as? [any Sendable] {
             for element in array { try flatten(name: name, value: element, into: &result) }
             return

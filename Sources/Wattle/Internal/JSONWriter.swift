@@ -39,6 +39,11 @@ enum JSONWriter {
     }
 
     private static func write(value: Any, into output: inout String, path: String) throws(WattleError) {
+        // The common case first, without the casts and reflection below.
+        if let string = value as? String {
+            writeString(string, into: &output)
+            return
+        }
         if Parameters.isNil(value) {
             output += "null"
             return
