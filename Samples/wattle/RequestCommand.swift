@@ -159,7 +159,7 @@ final class ProgressBar: Sendable {
 
     private func draw(_ progress: DownloadProgress) {
         let megabytes = Double(progress.receivedBytes) / 1_048_576
-        if let fraction = progress.fractionCompleted.map({ min(1, max(0, $0)) }) {
+        if let fraction = progress.fractionCompleted {
             let width = 30
             let filled = Int(fraction * Double(width))
             let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)

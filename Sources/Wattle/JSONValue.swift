@@ -89,6 +89,21 @@ public enum JSONValue: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Whether this is `null`.
     public var isNull: Bool { self == .null }
 
+    /// The Swift value this stands for, as ``Parameters`` takes values: `nil`, `Bool`, `Int`,
+    /// `Double`, `String`, and arrays and dictionaries of these. Parameters and JSON bodies
+    /// turn a `JSONValue` into it, and handle it from there like any other value.
+    var parameterValue: any Sendable {
+        switch self {
+        case .null: String?.none
+        case .bool(let value): value
+        case .integer(let value): value
+        case .number(let value): value
+        case .string(let value): value
+        case .array(let elements): elements.map(\.parameterValue)
+        case .object(let members): members.mapValues(\.parameterValue)
+        }
+    }
+
     /// Decodes any JSON value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()

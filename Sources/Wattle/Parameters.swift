@@ -57,8 +57,9 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
             for element in array { try flatten(name: name, value: element, into: &result) }
             return
         }
-        if case .array(let elements)? = value as? JSONValue {
-            for element in elements { try flatten(name: name, value: element, into: &result) }
+        // A JSONValue as the Swift value it stands for; an object stays, and is refused below.
+        if let json = value as? JSONValue, json.objectValue == nil {
+            try flatten(name: name, value: json.parameterValue, into: &result)
             return
         }
         if isNil(value) { return }
@@ -72,14 +73,6 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
     /// The text form of a scalar parameter value, or nil for a non-scalar.
     static func scalarString(_ value: Any) -> String? {
         switch value {
-        case let json as JSONValue:
-            switch json {
-            case .string(let text): text
-            case .bool(let flag): flag ? "true" : "false"
-            case .integer(let number): "\(number)"
-            case .number(let number): number.isFinite ? "\(number)" : nil
-            case .null, .array, .object: nil
-            }
         case let value as String: value
         case let value as Substring: String(value)
         case let value as Bool: value ? "true" : "false"
@@ -94,10 +87,9 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Whether a value is `nil` wrapped in `Any`, `JSONValue.null`, or Foundation's `NSNull`
-    /// (also inside an optional).
+    /// Whether a value is `nil` wrapped in `Any`, or Foundation's `NSNull` (also inside an
+    /// optional).
     static func isNil(_ value: Any) -> Bool {
-        if let json = value as? JSONValue { return json == .null }
         if isFoundationNull(value) { return true }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .optional else { return false }

@@ -26,18 +26,6 @@ enum JSONWriter {
         output += "}"
     }
 
-    private static func write(json: JSONValue, into output: inout String, path: String) throws(WattleError) {
-        switch json {
-        case .null: output += "null"
-        case .bool(let value): output += value ? "true" : "false"
-        case .integer(let value): output += "\(value)"
-        case .number(let value): try write(value: value, into: &output, path: path)
-        case .string(let value): writeString(value, into: &output)
-        case .array(let elements): try write(value: elements as [any Sendable], into: &output, path: path)
-        case .object(let members): try write(Parameters(members), into: &output, path: path)
-        }
-    }
-
     private static func write(value: Any, into output: inout String, path: String) throws(WattleError) {
         // The common case first, without the casts and reflection below.
         if let string = value as? String {
@@ -50,7 +38,7 @@ enum JSONWriter {
         }
         switch value {
         case let json as JSONValue:
-            try write(json: json, into: &output, path: path)
+            try write(value: json.parameterValue, into: &output, path: path)
         case let nested as Parameters:
             try write(nested, into: &output, path: path)
         case let dictionary as [String: any Sendable]:
