@@ -101,25 +101,28 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 
     /// Checks every name and value, throwing ``WattleError/invalidHeader(name:reason:)`` for the first bad one.
     func validate() throws(WattleError) {
-        for field in fields {
-            if field.name.isEmpty {
-                throw .invalidHeader(name: "", reason: "the header name is empty")
-            }
-            if let bad = field.name.utf8.first(where: { !Self.isTokenByte($0) }) {
-                throw .invalidHeader(
-                    name: Redaction.escaped(field.name),
-                    reason: "the header name contains \(Redaction.describe(byte: bad)), which is not allowed in a name")
-            }
-            if field.name.utf8.count + field.value.utf8.count > Self.maximumFieldSize {
-                throw .invalidHeader(
-                    name: String(Redaction.escaped(field.name).prefix(100)),
-                    reason: "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(Self.maximumFieldSize) bytes that servers accept")
-            }
-            if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
-                throw .invalidHeader(
-                    name: field.name,
-                    reason: "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection")
-            }
+        for field in fields { try Self.validate(field) }
+    }
+
+    /// Checks one field's name and value.
+    static func validate(_ field: Field) throws(WattleError) {
+        if field.name.isEmpty {
+            throw .invalidHeader(name: "", reason: "the header name is empty")
+        }
+        if let bad = field.name.utf8.first(where: { !isTokenByte($0) }) {
+            throw .invalidHeader(
+                name: Redaction.escaped(field.name),
+                reason: "the header name contains \(Redaction.describe(byte: bad)), which is not allowed in a name")
+        }
+        if field.name.utf8.count + field.value.utf8.count > maximumFieldSize {
+            throw .invalidHeader(
+                name: String(Redaction.escaped(field.name).prefix(100)),
+                reason: "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(maximumFieldSize) bytes that servers accept")
+        }
+        if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+            throw .invalidHeader(
+                name: field.name,
+                reason: "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection")
         }
     }
 
@@ -144,11 +147,24 @@ extension String {
     func caseInsensitiveEquals(_ other: String) -> Bool {
         let a = utf8, b = other.utf8
         guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            let lx = (x >= 65 && x <= 90) ? x + 32 : x
-            let ly = (y >= 65 && y <= 90) ? y + 32 : y
-            if lx != ly { return false }
+        // On the contiguous bytes of native strings (every string Wattle makes): iterating two
+        // `UTF8View`s in step showed in request profiles.
+        let contiguous = a.withContiguousStorageIfAvailable { x in
+            b.withContiguousStorageIfAvailable { y in Self.equalIgnoringASCIICase(x, y) }
+        }
+        if let contiguous, let result = contiguous { return result }
+        for (x, y) in zip(a, b) where Self.lowercasedASCII(x) != Self.lowercasedASCII(y) { return false }
+        return true
+    }
+
+    private static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        for index in 0..<a.count where a[index] != b[index] {
+            if lowercasedASCII(a[index]) != lowercasedASCII(b[index]) { return false }
         }
         return true
+    }
+
+    private static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
+        byte >= 65 && byte <= 90 ? byte + 32 : byte
     }
 }

@@ -54,4 +54,9 @@ public struct Request: Sendable, CustomStringConvertible {
     public func url(relativeTo baseURL: URL?) throws(WattleError) -> URL {
         try EndpointResolver.resolve(endpoint, query: query, baseURL: baseURL)
     }
+
+    /// The absolute URL and its parts, for ``Session``.
+    func target(relativeTo baseURL: URL?) throws(WattleError) -> (url: URL, target: TransportRequest.Target) {
+        try EndpointResolver.resolveTarget(endpoint, query: query, baseURL: baseURL)
+    }
 }

@@ -31,6 +31,10 @@ public final class Session: Sendable {
     public init(configuration: Configuration = Configuration(), transport: any Transport) {
         self.configuration = configuration
         self.transport = transport
+        var configured = configuration.defaultHeaders
+        configured.add(name: "User-Agent", value: configuration.userAgent)
+        configurationHeadersAreValid = (try? configured.validate()) != nil
+        baseOrigin = configuration.baseURL.map(Origin.init)
         if let authenticator = configuration.authenticator {
             var bare = configuration
             bare.authenticator = nil
@@ -44,6 +48,12 @@ public final class Session: Sendable {
 
     /// The token state, when an authenticator is configured.
     let auth: AuthCoordinator?
+    /// Whether the default headers and the user agent passed ``HTTPHeaders/validate()``, so
+    /// that each request checks only what it adds. When they did not, each request checks all
+    /// of its headers and fails on a bad default it does not replace.
+    private let configurationHeadersAreValid: Bool
+    /// The base URL's origin: the token goes to requests for this origin only.
+    private let baseOrigin: Origin?
 
     private static let sharedSession = Mutex<Session?>(nil)
 
@@ -117,8 +127,8 @@ public final class Session: Sendable {
     func sendAuthenticated(_ prepared: TransportRequest, explicitAuthorization: Bool) async throws(WattleError)
         -> Response
     {
-        guard let auth, let authenticator = configuration.authenticator, let baseURL = configuration.baseURL,
-            !explicitAuthorization, Origin(prepared.url) == Origin(baseURL)
+        guard let auth, let authenticator = configuration.authenticator, let baseOrigin,
+            !explicitAuthorization, Origin(prepared.target) == baseOrigin
         else {
             return try await execute(prepared)
         }
@@ -152,8 +162,8 @@ public final class Session: Sendable {
         let originalURL = current.url
         var hops = 0
         while true {
-            warnIfRelaxed(current.url)
-            let response: Response
+            warnIfRelaxed(current)
+            var response: Response
             do {
                 response = try await transport.perform(current)
             } catch {
@@ -167,14 +177,13 @@ public final class Session: Sendable {
                 current = next
                 continue
             }
-            var final = response
-            final.metrics.redirectCount = hops
-            log(current, outcome: "\(final.statusCode) (\(final.metrics.bytesReceived) bytes)", start: start)
+            response.metrics.redirectCount = hops
+            log(current, outcome: "\(response.statusCode) (\(response.metrics.bytesReceived) bytes)", start: start)
             if configuration.logger.logLevel <= .trace {
-                configuration.logger.trace("request headers:\n\(current.headers)\nresponse headers:\n\(final.headers)")
+                configuration.logger.trace("request headers:\n\(current.headers)\nresponse headers:\n\(response.headers)")
             }
-            guard (200..<300).contains(final.statusCode) else { throw .httpStatus(final) }
-            return final
+            guard (200..<300).contains(response.statusCode) else { throw .httpStatus(response) }
+            return response
         }
     }
 
@@ -184,13 +193,21 @@ public final class Session: Sendable {
             throw .invalidRequest(reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
         }
         if let error = request.body.deferredError { throw error }
-        let url = try request.url(relativeTo: configuration.baseURL)
+        let (url, target) = try request.target(relativeTo: configuration.baseURL)
         var headers = configuration.defaultHeaders.merging(request.headers)
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
+        var bodyContentType: HTTPHeaders.Field?
         if let contentType = request.body.contentType, !headers.contains("Content-Type") {
             headers["Content-Type"] = contentType
+            bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: contentType)
         }
-        try headers.validate()
+        if configurationHeadersAreValid {
+            // The other fields come from the configuration, checked once in `init`.
+            try request.headers.validate()
+            if let bodyContentType { try HTTPHeaders.validate(bodyContentType) }
+        } else {
+            try headers.validate()
+        }
         var timeouts = configuration.timeouts
         if let timeout = request.timeout {
             timeouts.total = timeout
@@ -199,7 +216,7 @@ public final class Session: Sendable {
         }
         let hasBody = !request.body.isNone || request.method == .post
         var prepared = TransportRequest(
-            method: request.method, url: url, headers: headers, body: hasBody ? request.body.data : nil,
+            method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,
             timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
             trust: configuration.trust, download: download)
         prepared.maximumHeaderSize = configuration.maximumHeaderSize
@@ -210,11 +227,11 @@ public final class Session: Sendable {
     private static let warnedHosts = Mutex<Set<String>>([])
 
     /// Logs a warning the first time a request goes to a host whose TLS verification is relaxed.
-    private func warnIfRelaxed(_ url: URL) {
-        guard url.scheme?.lowercased() == "https", let host = url.host else { return }
-        let port = url.port ?? 443
-        let trust = configuration.trust.trust(host: host, port: port)
+    private func warnIfRelaxed(_ request: TransportRequest) {
+        let trust = request.hostTrust
         guard trust.isRelaxed else { return }
+        let host = request.target.host
+        let port = request.target.port
         let key = "\(host.lowercased()):\(port)"
         let first = Self.warnedHosts.withLock { $0.insert(key).inserted }
         guard first else { return }
@@ -224,11 +241,11 @@ public final class Session: Sendable {
         )
     }
 
-    private func log(_ request: TransportRequest, outcome: String, start: ContinuousClock.Instant) {
+    private func log(_ request: TransportRequest, outcome: @autoclosure () -> String, start: ContinuousClock.Instant) {
         let logger = configuration.logger
         guard logger.logLevel <= .debug else { return }
         let elapsed = ContinuousClock.now - start
         logger.debug(
-            "\(request.method) \(Redaction.url(request.url.absoluteString)) -> \(outcome) in \(WattleError.format(elapsed))")
+            "\(request.method) \(Redaction.url(request.target.string)) -> \(outcome()) in \(WattleError.format(elapsed))")
     }
 }

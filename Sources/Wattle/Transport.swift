@@ -23,7 +23,9 @@ public struct TransportRequest: Sendable {
     /// The method.
     public var method: HTTPMethod
     /// The absolute URL.
-    public var url: URL
+    public var url: URL {
+        didSet { target = Target(url) }
+    }
     /// Every header to send (defaults, user agent and content type already merged in).
     public var headers: HTTPHeaders
     /// The body bytes, or `nil` for none.
@@ -35,24 +37,75 @@ public struct TransportRequest: Sendable {
     /// The largest response header section accepted, in bytes.
     public var maximumHeaderSize: Int = 256 * 1024
     /// The trust policy; the transport applies the part matching this request's host.
-    public var trust: TrustPolicy
+    public var trust: TrustPolicy {
+        didSet { hostTrust = Self.hostTrust(trust, for: target) }
+    }
     /// For downloads: where a 2xx body is streamed (the file is created or truncated), and
     /// progress reports. Other statuses keep their body in memory.
     public var download: DownloadTarget?
+
+    /// The parts of `url` read on every exchange, taken from it once: FoundationEssentials'
+    /// `URL` derives `host`, `port` and `absoluteString` again on each access, and the session
+    /// and the engine each read them (kept in step with `url` by its observer).
+    private(set) var target: Target {
+        didSet { hostTrust = Self.hostTrust(trust, for: target) }
+    }
+    /// What `trust` says for this request's host: decided once per hop, used by the engine and
+    /// by the session's warning about relaxed hosts.
+    private(set) var hostTrust: TrustPolicy.HostTrust
 
     /// Creates a request.
     public init(
         method: HTTPMethod, url: URL, headers: HTTPHeaders = [:], body: Data? = nil, timeouts: Timeouts = Timeouts(),
         maximumResponseSize: Int? = nil, trust: TrustPolicy = .default, download: DownloadTarget? = nil
     ) {
+        self.init(
+            method: method, url: url, target: Target(url), headers: headers, body: body, timeouts: timeouts,
+            maximumResponseSize: maximumResponseSize, trust: trust, download: download)
+    }
+
+    /// Creates a request whose URL's parts are already known (from ``EndpointResolver``).
+    init(
+        method: HTTPMethod, url: URL, target: Target, headers: HTTPHeaders, body: Data?, timeouts: Timeouts,
+        maximumResponseSize: Int?, trust: TrustPolicy, download: DownloadTarget?
+    ) {
         self.trust = trust
         self.method = method
         self.url = url
+        self.target = target
+        self.hostTrust = Self.hostTrust(trust, for: target)
         self.headers = headers
         self.body = body
         self.timeouts = timeouts
         self.maximumResponseSize = maximumResponseSize
         self.download = download
+    }
+
+    /// The absolute URL as text, whether it is HTTPS, its host and its port (the scheme's
+    /// default when the URL names none).
+    struct Target: Sendable {
+        var string: String
+        var isHTTPS: Bool
+        var host: String
+        var port: Int
+
+        init(_ url: URL) {
+            let isHTTPS = url.scheme?.lowercased() == "https"
+            self.init(string: url.absoluteString, isHTTPS: isHTTPS, host: url.host ?? "", port: url.port)
+        }
+
+        init(string: String, isHTTPS: Bool, host: String, port: Int?) {
+            self.string = string
+            self.isHTTPS = isHTTPS
+            self.host = host
+            self.port = port ?? (isHTTPS ? 443 : 80)
+        }
+    }
+
+    /// TLS trust applies to HTTPS hosts only.
+    private static func hostTrust(_ trust: TrustPolicy, for target: Target) -> TrustPolicy.HostTrust {
+        guard target.isHTTPS, !target.host.isEmpty else { return TrustPolicy.HostTrust() }
+        return trust.trust(host: target.host, port: target.port)
     }
 
     /// Where and how a download is written.

@@ -58,6 +58,43 @@ struct HeaderTests {
         #expect(server.stats.hits("/" + path) == 0)
     }
 
+    @Test("a bad default header or user agent fails each request that does not replace it, and is never sent", arguments: [
+        ("X-Default", true), ("User-Agent", false),
+    ])
+    func badConfigurationHeader(name: String, isDefaultHeader: Bool) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            if isDefaultHeader { $0.defaultHeaders = [name: "a\r\nInjected: yes"] } else { $0.userAgent = "a\r\nInjected: yes" }
+        }
+        let path = "echo/bad-configuration-\(UUID().uuidString)"
+        for _ in 0..<2 {
+            await expectWattleError({ _ = try await session.send(Request(path)) }) {
+                guard case .invalidHeader(let refused, _) = $0 else { return false }
+                return refused == name
+            }
+        }
+        #expect(server.stats.hits("/" + path) == 0)
+        // A request that sets the field itself replaces the bad one and is sent.
+        let echo = try await session.send(Request("echo", headers: [name.lowercased(): "fine"])).decode(Echo.self)
+        #expect(echo.headerValues(name) == ["fine"])
+    }
+
+    @Test("a body's bad content type is refused, unless the request sets Content-Type itself")
+    func badBodyContentType() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let body = RequestBody.data(Data([1, 2, 3]), contentType: "text/plain\r\nInjected: yes")
+        let path = "echo/bad-content-type-\(UUID().uuidString)"
+        await expectWattleError({ _ = try await session.send(Request(path, method: .post, body: body)) }) {
+            guard case .invalidHeader(let name, _) = $0 else { return false }
+            return name == "Content-Type"
+        }
+        #expect(server.stats.hits("/" + path) == 0)
+        let echo = try await session.send(Request("echo", method: .post, headers: ["Content-Type": "application/x-own"], body: body))
+            .decode(Echo.self)
+        #expect(echo.headerValues("Content-Type") == ["application/x-own"])
+    }
+
     @Test("credential headers are redacted in descriptions")
     func redactedDescription() {
         let headers: HTTPHeaders = ["Authorization": "Bearer secret-token-123", "Accept": "*/*"]

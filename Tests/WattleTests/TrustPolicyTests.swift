@@ -260,6 +260,37 @@ struct HostPatternTests {
     }
 }
 
+@Suite("A transport request's parts and host trust follow its URL and its policy")
+struct TransportRequestTargetTests {
+    @Test("setting url or trust decides the host's trust again; http is never relaxed")
+    func followsChanges() throws {
+        var policy = TrustPolicy()
+        policy.selfSignedHosts = ["dev.test"]
+        var request = TransportRequest(method: .get, url: try #require(URL(string: "https://DEV.test:8443/a?b=1")), trust: policy)
+        #expect(request.target.string == "https://DEV.test:8443/a?b=1")
+        #expect(request.target.isHTTPS && request.target.host == "DEV.test" && request.target.port == 8443)
+        #expect(request.hostTrust.acceptSelfSigned)
+        request.url = try #require(URL(string: "https://prod.test/x"))
+        #expect(request.target.host == "prod.test" && request.target.port == 443)
+        #expect(!request.hostTrust.isRelaxed)
+        request.trust.selfSignedHosts = ["prod.test"]
+        #expect(request.hostTrust.acceptSelfSigned)
+        request.url = try #require(URL(string: "http://prod.test/x"))
+        #expect(!request.target.isHTTPS && request.target.port == 80)
+        #expect(!request.hostTrust.isRelaxed)
+    }
+
+    @Test("the session's resolved parts equal what URL reports", arguments: [
+        "https://api.example.test/v1/users?q=a%20b", "http://127.0.0.1:8080/x", "https://[::1]:8443/y", "HTTPS://Example.TEST/",
+    ])
+    func resolvedParts(endpoint: String) throws {
+        let (url, target) = try EndpointResolver.resolveTarget(endpoint, query: ["page": 2], baseURL: nil)
+        let derived = TransportRequest.Target(url)
+        #expect(target.string == derived.string && target.string == url.absoluteString)
+        #expect(target.isHTTPS == derived.isHTTPS && target.host == derived.host && target.port == derived.port)
+    }
+}
+
 /// Collects log lines.
 final class CapturedLogs: Sendable {
     struct Line: Sendable {

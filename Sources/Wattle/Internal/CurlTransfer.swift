@@ -33,9 +33,6 @@ final class CurlTransfer: @unchecked Sendable {
         var fileURL: URL?
         var metrics: ResponseMetrics
     }
-    /// Decided on the caller's task, when the transfer is made (not on the engine thread).
-    private let urlString: String
-    private let trust: TrustPolicy.HostTrust
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
 
@@ -72,13 +69,6 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: TransportRequest) {
         self.request = request
-        urlString = request.url.absoluteString
-        // TLS trust, decided for this hop's host (see TrustPolicy).
-        if request.url.scheme?.lowercased() == "https", let host = request.url.host {
-            trust = request.trust.trust(host: host, port: request.url.port ?? 443)
-        } else {
-            trust = TrustPolicy.HostTrust()
-        }
     }
 
     deinit {
@@ -104,11 +94,12 @@ final class CurlTransfer: @unchecked Sendable {
             if code != CURLE_OK, failed == nil { failed = (what, code) }
         }
 
-        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, urlString), "URL")
+        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.target.string), "URL")
 
-        // TLS trust for this hop's host (decided in `init`). The host name is checked in every
-        // form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option): peer and host checks are never
-        // both off.
+        // TLS trust for this hop's host (decided with its URL, see `TransportRequest.hostTrust`).
+        // The host name is checked in every form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option):
+        // peer and host checks are never both off.
+        let trust = request.hostTrust
         if !trust.certificates.isEmpty {
             let bundle = trust.certificates.joined(separator: "\n")
             check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
@@ -372,8 +363,8 @@ final class CurlTransfer: @unchecked Sendable {
             if let errorBuffer, errorBuffer.pointee != 0 { String(cString: errorBuffer) } else {
                 String(cString: curl_easy_strerror(code))
             }
-        let host = request.url.host ?? ""
-        let port = request.url.port ?? (request.url.scheme == "https" ? 443 : 80)
+        let host = request.target.host
+        let port = request.target.port
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .cannotResolveHost(code == CURLE_COULDNT_RESOLVE_PROXY ? "proxy for \(host)" : host)
@@ -404,7 +395,7 @@ final class CurlTransfer: @unchecked Sendable {
             CURLE_HTTP2:
             return .connectionLost(host: host, reason: message)
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
-            return .invalidURL(request.url.absoluteString, reason: message)
+            return .invalidURL(request.target.string, reason: message)
         default:
             return .transport(code: Int(code.rawValue), message: message)
         }
@@ -416,7 +407,7 @@ final class CurlTransfer: @unchecked Sendable {
         var handshaken: curl_off_t = 0
         _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connected)
         _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_APPCONNECT_TIME_T, &handshaken)
-        let isTLS = request.url.scheme?.lowercased() == "https"
+        let isTLS = request.target.isHTTPS
         if lower.contains("connection timed out") || lower.contains("resolving timed out")
             || lower.contains("ssl connection timeout") || connected == 0 || (isTLS && handshaken == 0)
         {

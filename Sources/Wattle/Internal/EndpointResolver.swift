@@ -7,6 +7,13 @@ import Foundation
 /// Turns an endpoint string and query parameters into an absolute URL.
 enum EndpointResolver {
     static func resolve(_ endpoint: String, query: Parameters, baseURL: URL?) throws(WattleError) -> URL {
+        try resolveTarget(endpoint, query: query, baseURL: baseURL).url
+    }
+
+    /// The URL, and the parts of it every exchange reads (taken while checking it).
+    static func resolveTarget(_ endpoint: String, query: Parameters, baseURL: URL?) throws(WattleError)
+        -> (url: URL, target: TransportRequest.Target)
+    {
         if let bad = endpoint.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
             throw .invalidURL(Redaction.escaped(endpoint), reason: "it contains \(Redaction.describe(byte: bad))")
         }
@@ -54,7 +61,7 @@ enum EndpointResolver {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .invalidURL(absolute, reason: "only http and https URLs are supported")
         }
-        return url
+        return (url, TransportRequest.Target(string: url.absoluteString, isHTTPS: scheme == "https", host: host, port: url.port))
     }
 
     /// The string without leading and trailing spaces and tabs (on bytes: Foundation's

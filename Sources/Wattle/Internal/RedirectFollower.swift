@@ -66,5 +66,12 @@ struct Origin: Hashable, Sendable, CustomStringConvertible {
         port = url.port ?? (scheme == "https" ? 443 : scheme == "http" ? 80 : 0)
     }
 
+    /// The origin of a request's URL, from the parts it already holds.
+    init(_ target: TransportRequest.Target) {
+        scheme = target.isHTTPS ? "https" : "http"
+        host = target.host.lowercased()
+        port = target.port
+    }
+
     var description: String { "\(scheme)://\(host):\(port)" }
 }

@@ -98,13 +98,23 @@ enum AttributeCoding {
     ) -> [UInt8] {
         var out: [UInt8] = [version, accessibilityCode(accessibility), synchronizable ? 1 : 0]
         out.reserveCapacity(128)
-        for tag in tags {
-            guard let bytes = attributes.encodedField(tag) else { continue }
-            out.append(tag)
-            out.append(contentsOf: Bytes.littleEndian(UInt32(bytes.count)))
-            out.append(contentsOf: bytes)
-        }
+        for tag in tags { appendField(tag, of: attributes, to: &out, keepingMissing: false) }
         return out
+    }
+
+    /// Appends tag, length (4 bytes little-endian) and value of one field, the value written in
+    /// place and the length filled in after it. A missing field is skipped, or written with
+    /// length 0 when `keepingMissing` (identity hashing, where an unset field hashes as empty).
+    static func appendField(_ tag: UInt8, of attributes: KeychainAttributes, to out: inout [UInt8], keepingMissing: Bool) {
+        let mark = out.count
+        out.append(tag)
+        Bytes.append(littleEndian: UInt32(0), to: &out)
+        guard attributes.appendEncodedField(tag, to: &out) || keepingMissing else {
+            out.removeLast(out.count - mark)
+            return
+        }
+        let length = UInt32(out.count - mark - 5).littleEndian
+        withUnsafeBytes(of: length) { for (offset, byte) in $0.enumerated() { out[mark + 1 + offset] = byte } }
     }
 
     struct Decoded {

@@ -7,14 +7,28 @@ import Foundation
 /// A type stored in a sealed attribute field, with one fixed byte encoding.
 protocol AttributeValue: Equatable {
     var encoded: [UInt8] { get }
+    /// Appends `encoded` to `bytes`, for types that can do it without making the array.
+    func appendEncoded(to bytes: inout [UInt8])
     init?(encoded: [UInt8])
     /// The value stored for an identity attribute left `nil` (as Apple stores an empty value).
     static var empty: Self { get }
 }
 
+extension AttributeValue {
+    func appendEncoded(to bytes: inout [UInt8]) { bytes.append(contentsOf: encoded) }
+}
+
 extension String: AttributeValue {
     var encoded: [UInt8] { Array(utf8) }
-    init?(encoded: [UInt8]) { self.init(validating: encoded, as: UTF8.self) }
+    func appendEncoded(to bytes: inout [UInt8]) { bytes.append(contentsOf: utf8) }
+    init?(encoded: [UInt8]) {
+        // Decoding repairs ill-formed UTF-8, so the bytes come back unchanged only when they
+        // were valid: the same check as `String(validating:as:)`, whose generic path looked up
+        // type metadata on every call.
+        let text = String(decoding: encoded, as: UTF8.self)
+        guard text.utf8.elementsEqual(encoded) else { return nil }
+        self = text
+    }
     static var empty: String { "" }
 }
 
@@ -26,6 +40,7 @@ extension Data: AttributeValue {
 
 extension Int: AttributeValue {
     var encoded: [UInt8] { Bytes.littleEndian(Int64(self)) }
+    func appendEncoded(to bytes: inout [UInt8]) { Bytes.append(littleEndian: Int64(self), to: &bytes) }
     init?(encoded: [UInt8]) {
         guard encoded.count == 8 else { return nil }
         self = Int(Int64(bitPattern: Bytes.uint64(encoded)))
@@ -35,6 +50,7 @@ extension Int: AttributeValue {
 
 extension Date: AttributeValue {
     var encoded: [UInt8] { Bytes.littleEndian(timeIntervalSinceReferenceDate.bitPattern) }
+    func appendEncoded(to bytes: inout [UInt8]) { Bytes.append(littleEndian: timeIntervalSinceReferenceDate.bitPattern, to: &bytes) }
     init?(encoded: [UInt8]) {
         guard encoded.count == 8 else { return nil }
         self.init(timeIntervalSinceReferenceDate: Double(bitPattern: Bytes.uint64(encoded)))
@@ -47,8 +63,9 @@ protocol StringAttributeValue: AttributeValue, RawRepresentable where RawValue =
 
 extension StringAttributeValue {
     var encoded: [UInt8] { Array(rawValue.utf8) }
+    func appendEncoded(to bytes: inout [UInt8]) { bytes.append(contentsOf: rawValue.utf8) }
     init?(encoded: [UInt8]) {
-        guard let text = String(validating: encoded, as: UTF8.self) else { return nil }
+        guard let text = String(encoded: encoded) else { return nil }
         self.init(rawValue: text)
     }
     static var empty: Self { Self(rawValue: "")! }

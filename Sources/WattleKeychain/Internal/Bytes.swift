@@ -4,6 +4,12 @@ enum Bytes {
         withUnsafeBytes(of: value.littleEndian) { Array($0) }
     }
 
+    /// Appends `value` little-endian, without the intermediate array of ``littleEndian(_:)``
+    /// (hashing and sealing inputs are built from many small fields).
+    static func append<T: FixedWidthInteger>(littleEndian value: T, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
     static func uint32(_ bytes: [UInt8]) -> UInt32 {
         bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
     }

@@ -11,36 +11,44 @@ import Foundation
 extension KeychainAttributes {
     /// The encoded value of the field with `tag`; nil when it is not set or the tag is unknown.
     func encodedField(_ tag: UInt8) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        return appendEncodedField(tag, to: &bytes) ? bytes : nil
+    }
+
+    /// Appends the encoded value of the field with `tag` to `bytes`; false, appending nothing,
+    /// when it is not set or the tag is unknown. Sealing and hashing build their input this
+    /// way, without an array per field.
+    func appendEncodedField(_ tag: UInt8, to bytes: inout [UInt8]) -> Bool {
         switch tag {
-        case 1: account?.encoded
-        case 2: service?.encoded
-        case 3: accessGroup?.encoded
-        case 4: label?.encoded
-        case 5: comment?.encoded
-        case 6: itemDescription?.encoded
-        case 7: generic?.encoded
-        case 8: server?.encoded
-        case 9: securityDomain?.encoded
-        case 10: `protocol`?.encoded
-        case 11: authenticationType?.encoded
-        case 12: port?.encoded
-        case 13: path?.encoded
-        case 14: certificateType?.encoded
-        case 15: certificateEncoding?.encoded
-        case 16: subject?.encoded
-        case 17: issuer?.encoded
-        case 18: serialNumber?.encoded
-        case 19: subjectKeyID?.encoded
-        case 20: publicKeyHash?.encoded
-        case 21: keyClass?.encoded
-        case 22: applicationLabel?.encoded
-        case 23: applicationTag?.encoded
-        case 24: keyType?.encoded
-        case 25: keySizeInBits?.encoded
-        case 26: effectiveKeySize?.encoded
-        case 27: creationDate?.encoded
-        case 28: modificationDate?.encoded
-        default: nil
+        case 1: Self.append(account, to: &bytes)
+        case 2: Self.append(service, to: &bytes)
+        case 3: Self.append(accessGroup, to: &bytes)
+        case 4: Self.append(label, to: &bytes)
+        case 5: Self.append(comment, to: &bytes)
+        case 6: Self.append(itemDescription, to: &bytes)
+        case 7: Self.append(generic, to: &bytes)
+        case 8: Self.append(server, to: &bytes)
+        case 9: Self.append(securityDomain, to: &bytes)
+        case 10: Self.append(`protocol`, to: &bytes)
+        case 11: Self.append(authenticationType, to: &bytes)
+        case 12: Self.append(port, to: &bytes)
+        case 13: Self.append(path, to: &bytes)
+        case 14: Self.append(certificateType, to: &bytes)
+        case 15: Self.append(certificateEncoding, to: &bytes)
+        case 16: Self.append(subject, to: &bytes)
+        case 17: Self.append(issuer, to: &bytes)
+        case 18: Self.append(serialNumber, to: &bytes)
+        case 19: Self.append(subjectKeyID, to: &bytes)
+        case 20: Self.append(publicKeyHash, to: &bytes)
+        case 21: Self.append(keyClass, to: &bytes)
+        case 22: Self.append(applicationLabel, to: &bytes)
+        case 23: Self.append(applicationTag, to: &bytes)
+        case 24: Self.append(keyType, to: &bytes)
+        case 25: Self.append(keySizeInBits, to: &bytes)
+        case 26: Self.append(effectiveKeySize, to: &bytes)
+        case 27: Self.append(creationDate, to: &bytes)
+        case 28: Self.append(modificationDate, to: &bytes)
+        default: false
         }
     }
 
@@ -148,6 +156,12 @@ extension KeychainAttributes {
         case 28: Self.fillEmpty(&modificationDate)
         default: break
         }
+    }
+
+    private static func append<V: AttributeValue>(_ value: V?, to bytes: inout [UInt8]) -> Bool {
+        guard let value else { return false }
+        value.appendEncoded(to: &bytes)
+        return true
     }
 
     private static func assign<V: AttributeValue>(_ slot: inout V?, _ bytes: [UInt8]) -> Bool {

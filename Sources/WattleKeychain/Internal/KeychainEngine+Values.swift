@@ -52,7 +52,7 @@ extension KeychainEngine {
             if let comment { attributes.comment = comment }
             let row = try makeRow(
                 .genericPassword, attributes: attributes, accessibility: accessibility,
-                synchronizable: address.synchronizable, secret: data)
+                synchronizable: address.synchronizable, secret: data, knownID: rowID)
             try storage.upsert(row)
         }
     }

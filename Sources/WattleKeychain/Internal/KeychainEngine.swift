@@ -80,10 +80,7 @@ final class KeychainEngine {
         var input: [UInt8] = [0x49, itemClass.rawValue]
         input.reserveCapacity(96)
         for tag in AttributeCoding.identityTags(itemClass) {
-            let bytes = AttributeCoding.field(tag).get(attributes) ?? []
-            input.append(tag)
-            input.append(contentsOf: Bytes.littleEndian(UInt32(bytes.count)))
-            input.append(contentsOf: bytes)
+            AttributeCoding.appendField(tag, of: attributes, to: &input, keepingMissing: true)
         }
         input.append(synchronizable ? 1 : 0)
         return Sodium.keyedHash(input, key: keys.identity)
@@ -91,7 +88,7 @@ final class KeychainEngine {
 
     func groupHash(_ itemClass: KeychainItemClass, value: [UInt8], synchronizable: Bool) -> [UInt8] {
         var input: [UInt8] = [0x47, itemClass.rawValue]
-        input.append(contentsOf: Bytes.littleEndian(UInt32(value.count)))
+        Bytes.append(littleEndian: UInt32(value.count), to: &input)
         input.append(contentsOf: value)
         input.append(synchronizable ? 1 : 0)
         return Sodium.keyedHash(input, key: keys.group)
@@ -117,21 +114,28 @@ final class KeychainEngine {
         var ad: [UInt8] = [0x57, 0x4B, 0x43, header.format]
         ad.reserveCapacity(96)
         ad.append(contentsOf: header.keychainID)
-        ad.append(contentsOf: Bytes.littleEndian(header.keyVersion))
-        ad.append(contentsOf: [itemClass, protection, kind.rawValue])
+        Bytes.append(littleEndian: header.keyVersion, to: &ad)
+        ad.append(itemClass)
+        ad.append(protection)
+        ad.append(kind.rawValue)
         ad.append(contentsOf: id)
         ad.append(contentsOf: group)
         return ad
     }
 
     /// Seals an item into a row; `attributes` must be normalized.
+    ///
+    /// - Parameter knownID: the identity hash of these attributes when the caller has it
+    ///   already (``setValue(_:forKey:at:accessibility:label:comment:)`` looked the row up by
+    ///   it), so it is not computed twice.
     func makeRow(
         _ itemClass: KeychainItemClass, attributes: KeychainAttributes, accessibility: KeychainAccessibility,
-        synchronizable: Bool, secret: Data
+        synchronizable: Bool, secret: Data, knownID: [UInt8]? = nil
     ) throws -> StoredRow {
         let protection = KeyRing.Protection(accessibility)
         guard let classKey = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
-        let id = identityHash(itemClass, attributes, synchronizable: synchronizable)
+        assert(knownID == nil || knownID == identityHash(itemClass, attributes, synchronizable: synchronizable))
+        let id = knownID ?? identityHash(itemClass, attributes, synchronizable: synchronizable)
         let group = groupHash(itemClass, attributes, synchronizable: synchronizable)
         var plain = AttributeCoding.encode(attributes, accessibility: accessibility, synchronizable: synchronizable)
         defer { Sodium.wipe(&plain, count: plain.count) }

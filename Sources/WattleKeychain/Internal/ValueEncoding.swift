@@ -6,7 +6,12 @@ import Foundation
 
 /// The one fixed byte encoding of each typed value (see ``KeychainReader``).
 enum ValueEncoding {
-    static func encode(_ value: String) -> Data { Data(value.utf8) }
+    static func encode(_ value: String) -> Data {
+        // From the contiguous bytes: `Data(value.utf8)` goes through a generic sequence
+        // initializer with dynamic casts.
+        var value = value
+        return value.withUTF8 { Data(buffer: $0) }
+    }
 
     static func string(_ data: Data) throws(KeychainError) -> String {
         guard let value = String(validating: data, as: UTF8.self) else { throw .decode }
