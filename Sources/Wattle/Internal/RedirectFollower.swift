@@ -43,7 +43,7 @@ enum RedirectFollower {
             next.headers.remove("Content-Type")
             next.headers.remove("Content-Length")
         }
-        if Origin(request.url) != Origin(target) {
+        if Origin(request.target) != Origin(next.target) {
             for field in next.headers where
                 credentialHeaders.contains(field.name.lowercased()) || configuration.isSensitiveHeader(field.name)
             {
