@@ -6,7 +6,9 @@ internal import CSQLite
     import Darwin
 #endif
 
-/// One SQLite connection (`SQLITE_OPEN_FULLMUTEX`), used under the store's lock.
+/// One SQLite connection, used by one thread at a time: every use is under the store's lock, so
+/// it is opened `SQLITE_OPEN_NOMUTEX` (SQLite's own per-connection mutex would be taken and
+/// released around every call for nothing; SQLite's global mutexes stay on).
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
@@ -14,7 +16,7 @@ final class SQLiteConnection {
     /// Opens (creating when asked) a database with a busy timeout.
     init(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 30_000) throws(KeychainError) {
         var db: OpaquePointer?
-        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_FULLMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
+        var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
         if create { flags |= SQLITE_OPEN_CREATE }
         let status = sqlite3_open_v2(path, &db, flags, nil)
         guard status == SQLITE_OK, let db else {
@@ -84,6 +86,13 @@ final class SQLiteStatement {
                 handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
                 Self.transient)
         }
+    }
+
+    /// Binds `buffer` without copying it (`SQLITE_STATIC`): the caller keeps it valid until the
+    /// statement is reset, which ``run()`` and ``reset()`` do (and clear the bindings).
+    func bind(_ index: Int32, borrowing buffer: UnsafeRawBufferPointer) {
+        _ = sqlite3_bind_blob(
+            handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), nil)
     }
 
     func bind(_ index: Int32, _ value: Int) {

@@ -134,9 +134,11 @@ final class SQLiteStorage: RowStorage {
     }
 
     func row(id: [UInt8]) throws -> StoredRow? {
-        defer { selectByID.reset() }
-        selectByID.bind(1, id)
-        return try selectByID.step() ? Self.row(from: selectByID) : nil
+        try id.withUnsafeBytes { id in
+            defer { selectByID.reset() }
+            selectByID.bind(1, borrowing: id)
+            return try selectByID.step() ? Self.row(from: selectByID) : nil
+        }
     }
 
     func rows(itemClass: UInt8, groups: [[UInt8]]?) throws -> [StoredRow] {
@@ -172,14 +174,24 @@ final class SQLiteStorage: RowStorage {
 
     func upsert(_ row: StoredRow) throws { try run(upsertRow, row) }
 
+    /// Binds the row's blobs without copying them: `run()` resets the statement and clears its
+    /// bindings before the buffers go out of scope.
     private func run(_ statement: SQLiteStatement, _ row: StoredRow) throws {
-        statement.bind(1, row.id)
-        statement.bind(2, Int(row.itemClass))
-        statement.bind(3, row.group)
-        statement.bind(4, Int(row.protection))
-        statement.bind(5, row.attributes)
-        statement.bind(6, row.secret)
-        try statement.run()
+        try row.id.withUnsafeBytes { id in
+            try row.group.withUnsafeBytes { group in
+                try row.attributes.withUnsafeBytes { attributes in
+                    try row.secret.withUnsafeBytes { secret in
+                        statement.bind(1, borrowing: id)
+                        statement.bind(2, Int(row.itemClass))
+                        statement.bind(3, borrowing: group)
+                        statement.bind(4, Int(row.protection))
+                        statement.bind(5, borrowing: attributes)
+                        statement.bind(6, borrowing: secret)
+                        try statement.run()
+                    }
+                }
+            }
+        }
     }
 
     @discardableResult
