@@ -91,6 +91,25 @@ struct DownloadTests {
         #expect(try Data(contentsOf: destination) == Data(Pattern.bytes(1000)))
     }
 
+    @Test("a download over TLS arrives in pieces of at most 16 KiB; they are gathered before writing and all land in order")
+    func smallPiecesGathered() async throws {
+        let server = try await TLSServers.server()
+        let session = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Several 512 KiB rounds of gathered pieces, then a last partial one written at the end.
+        for size in [3_000_017, 1, 0] {
+            let destination = folder.appendingPathComponent("tls-\(size).bin")
+            let response = try await session.download("bytes/\(size)", to: destination)
+            #expect(response.metrics.bytesReceived == Int64(size))
+            #expect((try FileManager.default.attributesOfItem(atPath: destination.path)[.size] as? Int) == size)
+            try expectPattern(in: destination, count: size)
+        }
+    }
+
     @Test("a download into a missing folder is a clear file error")
     func missingFolder() async throws {
         let server = try await TestServer.shared()
