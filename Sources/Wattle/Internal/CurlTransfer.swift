@@ -137,12 +137,18 @@ final class CurlTransfer: @unchecked Sendable {
         let limit = request.download == nil ? request.maximumResponseSize ?? 0 : 0
         check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), "MAXFILESIZE")
         // A download to a file reads the socket in 512 KiB pieces instead of curl's 16 KiB: a
-        // 32nd of the `recv`s, write callbacks and `write`s for the same bytes (0.70x -> 0.96x
-        // of raw libcurl's throughput over HTTP/1.1, see Benchmarks/ANALYSIS.md). curl frees its
-        // receive buffer when a transfer ends and refuses a new size while it holds one, so
-        // this is set on every transfer and a reused handle gets its size back.
+        // 32nd of the `recv`s, write callbacks and `write`s for the same bytes (see
+        // Benchmarks/ANALYSIS.md). curl refuses a new size while the handle holds its receive
+        // buffer, which it frees when a transfer ends unless other transfers still use the
+        // connection (HTTP/2). The handle then keeps its size for this transfer, which is
+        // safe either way: a download reads 16 KiB pieces (still gathered before writing), or
+        // a request reads into the 512 KiB buffer the handle holds anyway.
         let bufferSize = request.download == nil ? Self.receiveBufferSize : Self.downloadReceiveBufferSize
-        check(wattle_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, bufferSize), "BUFFERSIZE")
+        if handle.receiveBufferSize != bufferSize,
+            wattle_curl_easy_setopt_long(easy, CURLOPT_BUFFERSIZE, bufferSize) == CURLE_OK
+        {
+            handle.receiveBufferSize = bufferSize
+        }
 
         // Method and body: back to a plain GET first, then this request's.
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")

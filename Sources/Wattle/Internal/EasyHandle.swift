@@ -19,6 +19,8 @@ final class EasyHandle {
     /// transfer sends the same fields (the common case for an API client).
     private(set) var headerList: UnsafeMutablePointer<curl_slist>?
     private var headerListSource: (headers: HTTPHeaders, hasBody: Bool)?
+    /// The handle's `CURLOPT_BUFFERSIZE` (curl's default until a transfer changes it).
+    var receiveBufferSize = CurlTransfer.receiveBufferSize
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
     init?(settings: CurlEngine.Settings) {
@@ -43,6 +45,7 @@ final class EasyHandle {
     func reset(settings: CurlEngine.Settings) -> CURLcode? {
         curl_easy_reset(easy)
         needsReset = false
+        receiveBufferSize = CurlTransfer.receiveBufferSize
         return setFixedOptions(settings)
     }
 
