@@ -85,15 +85,15 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Setup (engine thread)
 
-    /// Sets every option of this exchange that can differ between transfers on a handle that
-    /// has the session's fixed options (see ``EasyHandle``). Every such option is set here on
-    /// every transfer, to this transfer's value or back to the default, so nothing carries over
-    /// from the handle's previous transfer.
     /// curl's default receive buffer (`CURL_MAX_WRITE_SIZE`), for responses kept in memory.
     static let receiveBufferSize = 16 * 1024
     /// The receive buffer of a download to a file.
     static let downloadReceiveBufferSize = 512 * 1024
 
+    /// Sets every option of this exchange that can differ between transfers on a handle that
+    /// has the session's fixed options (see ``EasyHandle``). Every such option is set here on
+    /// every transfer, to this transfer's value or back to the default, so nothing carries over
+    /// from the handle's previous transfer.
     func configure(_ handle: EasyHandle) -> WattleError? {
         self.handle = handle
         let easy = handle.easy
@@ -378,11 +378,14 @@ final class CurlTransfer: @unchecked Sendable {
             }
             pendingDownload?.deallocate()
             pendingDownload = nil
-            if fsync(downloadDescriptor) != 0 || close(downloadDescriptor) != 0 {
-                downloadDescriptor = -1
-                return .failure(.fileError(path: download.file.path, reason: String(cString: strerror(errno))))
-            }
+            // Closed whether or not the sync worked (the descriptor is not kept either way).
+            let synced = fsync(downloadDescriptor) == 0
+            let syncError = errno
+            let closed = close(downloadDescriptor) == 0
             downloadDescriptor = -1
+            if !synced || !closed {
+                return .failure(.fileError(path: download.file.path, reason: String(cString: strerror(synced ? errno : syncError))))
+            }
             reportProgress(expected: downloadedBytes)
             fileURL = download.file
         }
