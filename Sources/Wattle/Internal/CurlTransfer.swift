@@ -75,10 +75,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.request = request
     }
 
-    deinit {
-        if downloadDescriptor >= 0 { close(downloadDescriptor) }
-        pendingDownload?.deallocate()
-    }
+    deinit { closeDownload() }
 
     /// Lets go of the handle once the engine has taken it back.
     func releaseHandle() { handle = nil }
@@ -265,7 +262,10 @@ final class CurlTransfer: @unchecked Sendable {
         activity &+= bytes.count
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download.file) { return 0 }
-            guard storeDownload(bytes) else { return 0 }
+            if let reason = storeDownload(bytes) {
+                abort = .file(reason)
+                return 0
+            }
             downloadedBytes += Int64(bytes.count)
             return bytes.count
         }
@@ -301,49 +301,57 @@ final class CurlTransfer: @unchecked Sendable {
     /// Writes a download's piece to its file. Small pieces (an HTTP/2 server sends DATA frames
     /// of 8-16 KiB, and curl hands each over as it comes) are gathered and written 512 KiB at
     /// a time, so a download costs a few hundred `write`s instead of one per frame; large
-    /// ones (HTTP/1.1, read 512 KiB at a time) go straight to the file. False (and `abort`
-    /// set) when the file refused them.
-    private func storeDownload(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// ones (HTTP/1.1, read 512 KiB at a time) go straight to the file. The reason when the
+    /// file refused them.
+    private func storeDownload(_ bytes: UnsafeRawBufferPointer) -> String? {
         guard let pending = pendingDownload else { return writeDownload(bytes) }
         if bytes.count >= Self.smallDownloadPiece || pendingDownloadCount + bytes.count > pending.count {
-            guard flushDownload() else { return false }
+            if let failure = flushDownload() { return failure }
             if bytes.count >= Self.smallDownloadPiece { return writeDownload(bytes) }
         }
         UnsafeMutableRawBufferPointer(rebasing: pending[pendingDownloadCount...]).copyMemory(from: bytes)
         pendingDownloadCount += bytes.count
-        return true
+        return nil
     }
 
-    /// Writes the gathered pieces; false (and `abort` set) when the file refused them.
-    private func flushDownload() -> Bool {
-        guard let pending = pendingDownload, pendingDownloadCount > 0 else { return true }
+    /// Writes the gathered pieces; the reason when the file refused them.
+    private func flushDownload() -> String? {
+        guard let pending = pendingDownload, pendingDownloadCount > 0 else { return nil }
         defer { pendingDownloadCount = 0 }
         return writeDownload(UnsafeRawBufferPointer(rebasing: pending[..<pendingDownloadCount]))
     }
 
-    private func writeDownload(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    private func writeDownload(_ bytes: UnsafeRawBufferPointer) -> String? {
         var offset = 0
         while offset < bytes.count {
             let written = write(downloadDescriptor, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                abort = .file(String(cString: strerror(errno)))
-                return false
+                return String(cString: strerror(errno))
             }
             offset += written
         }
-        return true
+        return nil
     }
 
-    /// Closes the download's file (without syncing it) and frees its gathered pieces.
-    private func closeDownload() {
+    /// Closes the download's file and frees its gathered pieces. When `syncing` (a finished
+    /// download), first writes the last pieces and fsyncs the file, and returns why that
+    /// failed; the file is closed either way.
+    @discardableResult
+    private func closeDownload(syncing: Bool = false) -> String? {
+        var failure: String?
         if downloadDescriptor >= 0 {
-            close(downloadDescriptor)
+            if syncing {
+                failure = flushDownload()
+                if failure == nil, fsync(downloadDescriptor) != 0 { failure = String(cString: strerror(errno)) }
+            }
+            if close(downloadDescriptor) != 0, syncing, failure == nil { failure = String(cString: strerror(errno)) }
             downloadDescriptor = -1
         }
         pendingDownload?.deallocate()
         pendingDownload = nil
         pendingDownloadCount = 0
+        return failure
     }
 
     private func reportProgress(expected: Int64) {
@@ -371,20 +379,8 @@ final class CurlTransfer: @unchecked Sendable {
             if downloadDescriptor < 0, !openDownload(download.file) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
             }
-            // The last gathered pieces; a refusal is the file error `abort` now holds.
-            guard flushDownload() else {
-                closeDownload()
-                return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
-            }
-            pendingDownload?.deallocate()
-            pendingDownload = nil
-            // Closed whether or not the sync worked (the descriptor is not kept either way).
-            let synced = fsync(downloadDescriptor) == 0
-            let syncError = errno
-            let closed = close(downloadDescriptor) == 0
-            downloadDescriptor = -1
-            if !synced || !closed {
-                return .failure(.fileError(path: download.file.path, reason: String(cString: strerror(synced ? errno : syncError))))
+            if let reason = closeDownload(syncing: true) {
+                return .failure(.fileError(path: download.file.path, reason: reason))
             }
             reportProgress(expected: downloadedBytes)
             fileURL = download.file
