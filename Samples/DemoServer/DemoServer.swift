@@ -1,6 +1,7 @@
 public import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -47,33 +48,73 @@ public final class DemoServer: Sendable {
 
     /// Starts a server on `host` (default 127.0.0.1) and `port` (default 0: any free port),
     /// over TLS with `tls` when given.
-    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil) async throws -> DemoServer {
+    ///
+    /// With `http2`, a TLS server offers HTTP/2 by ALPN (`h2`, then `http/1.1`, so clients
+    /// without HTTP/2 still get HTTP/1.1), and a plain server speaks HTTP/2 with prior knowledge
+    /// only (h2c, no HTTP/1.1). Each HTTP/2 stream is served by the same routes as an HTTP/1.1
+    /// request; ``ServerStats/connectionCount`` counts connections, not streams.
+    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false)
+        async throws -> DemoServer
+    {
         let stats = ServerStats()
         let api = DemoAPI()
         let sslContext = try tls.map { identity in
             var configuration = TLSConfiguration.makeServerConfiguration(
                 certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
-            configuration.applicationProtocols = ["http/1.1"]
+            configuration.applicationProtocols = http2 ? ["h2", "http/1.1"] : ["http/1.1"]
             return try NIOSSLContext(configuration: configuration)
         }
+        let routes: @Sendable (RouteRequest) -> RouteOutcome = { api.route($0) ?? TestRoutes.route($0) }
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
-                    }
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
-                        withPipeliningAssistance: true, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(HTTPRouteHandler(stats: stats) { api.route($0) ?? TestRoutes.route($0) })
+                stats.recordConnection()
+                guard let sslContext else {
+                    return http2
+                        ? serveHTTP2(on: channel, stats: stats, routes: routes)
+                        : serveHTTP1(on: channel, stats: stats, routes: routes)
                 }
+                do {
+                    try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
+                } catch {
+                    return channel.eventLoop.makeFailedFuture(error)
+                }
+                guard http2 else { return serveHTTP1(on: channel, stats: stats, routes: routes) }
+                return channel.configureHTTP2SecureUpgrade(
+                    h2ChannelConfigurator: { serveHTTP2(on: $0, stats: stats, routes: routes) },
+                    http1ChannelConfigurator: { serveHTTP1(on: $0, stats: stats, routes: routes) })
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
         return DemoServer(channel: channel, stats: stats, api: api, scheme: tls == nil ? "http" : "https")
+    }
+
+    /// HTTP/1.1 on a connection: NIO's codec (with pipelining assistance), then the routes.
+    private static func serveHTTP1(
+        on channel: any Channel, stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
+    ) -> EventLoopFuture<Void> {
+        channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                withPipeliningAssistance: true, withErrorHandling: true)
+            try channel.pipeline.syncOperations.addHandler(HTTPRouteHandler(stats: stats, routes: routes))
+        }
+    }
+
+    /// HTTP/2 on a connection: each stream is a child channel that translates its frames to the
+    /// HTTP/1 parts the routes handle. A 1 MiB flow-control window, so that one stream's
+    /// download is not throttled by acknowledgements.
+    private static func serveHTTP2(
+        on channel: any Channel, stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
+    ) -> EventLoopFuture<Void> {
+        channel.configureHTTP2Pipeline(mode: .server, targetWindowSize: 1 << 20) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(HTTPRouteHandler(stats: stats, routes: routes))
+            }
+        }.map { _ in }
     }
 
     /// Stops listening. Open connections are closed.

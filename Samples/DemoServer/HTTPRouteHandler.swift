@@ -45,7 +45,8 @@ struct RouteRequest: Sendable {
     func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
 }
 
-/// Reads each HTTP/1.1 request, asks the routes for an outcome, and carries it out.
+/// Reads each HTTP/1.1 request (or HTTP/2 stream, through NIO's translating codec), asks the
+/// routes for an outcome, and carries it out.
 final class HTTPRouteHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
@@ -59,11 +60,6 @@ final class HTTPRouteHandler: ChannelInboundHandler {
     init(stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome = TestRoutes.route) {
         self.stats = stats
         self.routes = routes
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        stats.recordConnection()
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -92,7 +88,9 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             let request = RouteRequest(
                 method: head.method.rawValue, uri: uri, path: path, query: query,
                 headers: head.headers.map { ($0.name, $0.value) }, body: body, hitCount: hits)
-            perform(routes(request), context: context, keepAlive: head.isKeepAlive, version: head.version)
+            // An HTTP/2 stream ends with its response, and its connection stays.
+            let keepAlive = head.version.major >= 2 || head.isKeepAlive
+            perform(routes(request), context: context, keepAlive: keepAlive, version: head.version)
         }
     }
 

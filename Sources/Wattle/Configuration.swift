@@ -79,6 +79,11 @@ public struct Configuration: Sendable {
         /// HTTP/2 over TLS when the server offers it, HTTP/1.1 otherwise.
         case http2OverTLS
         /// HTTP/2 without negotiation, also over plain `http` (h2c prior knowledge).
+        ///
+        /// On libcurl before 8.0.0 (Debian 12 ships 7.88.1) a plain-`http` connection that
+        /// speaks HTTP/2 this way fails when reused, so there each plain-`http` request opens
+        /// its own connection (a warning is logged when the session is made); over `https`
+        /// connections are reused and multiplexed as usual.
         case http2PriorKnowledge
     }
 

@@ -59,6 +59,10 @@ static const long wattle_curl_global_all = CURL_GLOBAL_ALL;
 static inline const char *wattle_curl_version_string(void) {
     return curl_version_info(CURLVERSION_NOW)->version;
 }
+/// The running libcurl's version as 0xXXYYZZ (8.0.0 is 0x080000).
+static inline unsigned int wattle_curl_version_number(void) {
+    return curl_version_info(CURLVERSION_NOW)->version_num;
+}
 /// The feature bits of the running libcurl.
 static inline int wattle_curl_version_features(void) {
     return curl_version_info(CURLVERSION_NOW)->features;

@@ -24,6 +24,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         var multiplexing: Bool
         var proxy: String?
         var resolveList: UnsafeMutablePointer<curl_slist>?
+        /// Each plain-`http` transfer opens its own connection and closes it after (HTTP/2 by
+        /// prior knowledge on a libcurl that cannot reuse such connections, see
+        /// ``CurlGlobal/reusesCleartextPriorKnowledgeConnections``).
+        var freshCleartextConnections = false
     }
 
     private enum Command {
@@ -83,7 +87,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         settings = Settings(
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
-            resolveList: resolve)
+            resolveList: resolve,
+            freshCleartextConnections: configuration.httpVersion == .http2PriorKnowledge
+                && !CurlGlobal.reusesCleartextPriorKnowledgeConnections)
 
         DetachedThread.start(name: "wattle-curl") { [self] in run() }
     }

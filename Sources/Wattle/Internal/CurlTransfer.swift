@@ -102,6 +102,14 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.target.string), "URL")
+        if handle.freshCleartextConnections {
+            // HTTP/2 by prior knowledge over plain TCP on a libcurl that fails reused such
+            // connections: a connection of its own, closed after. Over TLS, ALPN marks the
+            // connection as HTTP/2 and reuse works.
+            let fresh = request.target.isHTTPS ? 0 : 1
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_FRESH_CONNECT, fresh), "FRESH_CONNECT")
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_FORBID_REUSE, fresh), "FORBID_REUSE")
+        }
 
         // TLS trust for this hop's host (decided with its URL, see `TransportRequest.hostTrust`).
         // The host name is checked in every form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option):

@@ -1,3 +1,5 @@
+import Logging
+
 /// The default ``Transport``: Wattle's libcurl engine.
 final class CurlTransport: Transport {
     /// The engine, also the task executor of ``Session/withNetworkThreadExecutor(isolation:_:)``.
@@ -5,6 +7,11 @@ final class CurlTransport: Transport {
 
     init(configuration: Configuration) {
         engine = CurlEngine(configuration: configuration)
+        if configuration.httpVersion == .http2PriorKnowledge, !CurlGlobal.reusesCleartextPriorKnowledgeConnections {
+            configuration.logger.warning(
+                "HTTP/2 by prior knowledge: libcurl \(CurlGlobal.libcurlVersion) cannot reuse such a connection over plain http (fixed in 8.0.0), so each plain-http request opens its own connection. Over https, connections are reused."
+            )
+        }
     }
 
     deinit { engine.shutdown() }

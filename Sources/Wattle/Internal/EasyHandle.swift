@@ -21,11 +21,15 @@ final class EasyHandle {
     private var headerListSource: (headers: HTTPHeaders, hasBody: Bool)?
     /// The handle's `CURLOPT_BUFFERSIZE` (curl's default until a transfer changes it).
     var receiveBufferSize = CurlTransfer.receiveBufferSize
+    /// ``CurlEngine/Settings/freshCleartextConnections``: each transfer sets whether it opens
+    /// its own connection.
+    let freshCleartextConnections: Bool
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
     init?(settings: CurlEngine.Settings) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
+        freshCleartextConnections = settings.freshCleartextConnections
         errorBuffer = .allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
         guard setFixedOptions(settings) == nil else {
