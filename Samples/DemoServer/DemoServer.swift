@@ -53,9 +53,22 @@ public final class DemoServer: Sendable {
     /// without HTTP/2 still get HTTP/1.1), and a plain server speaks HTTP/2 with prior knowledge
     /// only (h2c, no HTTP/1.1). Each HTTP/2 stream is served by the same routes as an HTTP/1.1
     /// request; ``ServerStats/connectionCount`` counts connections, not streams.
-    public static func start(host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false)
-        async throws -> DemoServer
-    {
+    ///
+    /// With `maximumRequestsPerConnection`, a connection ends gracefully after that many
+    /// requests, as nginx's `keepalive_requests` does: over HTTP/1.1 the last response says
+    /// `Connection: close` and the connection closes after it; over HTTP/2 the server sends
+    /// `GOAWAY` with that stream, and streams opened after it go unanswered, for the client to
+    /// retry on a new connection.
+    ///
+    /// With `closeUnansweredAfter`, an HTTP/1.1 connection answers that many requests and then
+    /// closes when the next one arrives, without answering it: a server whose keep-alive timeout
+    /// ran out just as the request came in. A client that sent it on a reused connection must
+    /// retry it on a new one.
+    public static func start(
+        host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false,
+        maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil
+    ) async throws -> DemoServer {
+        let limit = maximumRequestsPerConnection
         let stats = ServerStats()
         let api = DemoAPI()
         let sslContext = try tls.map { identity in
@@ -75,18 +88,18 @@ public final class DemoServer: Sendable {
                 stats.recordConnection()
                 guard let sslContext else {
                     return http2
-                        ? serveHTTP2(on: channel, stats: stats, routes: routes)
-                        : serveHTTP1(on: channel, stats: stats, routes: routes)
+                        ? serveHTTP2(on: channel, stats: stats, limit: limit, routes: routes)
+                        : serveHTTP1(on: channel, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes)
                 }
                 do {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
-                guard http2 else { return serveHTTP1(on: channel, stats: stats, routes: routes) }
+                guard http2 else { return serveHTTP1(on: channel, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes) }
                 return channel.configureHTTP2SecureUpgrade(
-                    h2ChannelConfigurator: { serveHTTP2(on: $0, stats: stats, routes: routes) },
-                    http1ChannelConfigurator: { serveHTTP1(on: $0, stats: stats, routes: routes) })
+                    h2ChannelConfigurator: { serveHTTP2(on: $0, stats: stats, limit: limit, routes: routes) },
+                    http1ChannelConfigurator: { serveHTTP1(on: $0, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes) })
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
         return DemoServer(channel: channel, stats: stats, api: api, scheme: tls == nil ? "http" : "https")
@@ -94,12 +107,15 @@ public final class DemoServer: Sendable {
 
     /// HTTP/1.1 on a connection: NIO's codec (with pipelining assistance), then the routes.
     private static func serveHTTP1(
-        on channel: any Channel, stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
+        on channel: any Channel, stats: ServerStats, limit: Int?, closeUnansweredAfter: Int?,
+        routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
     ) -> EventLoopFuture<Void> {
         channel.eventLoop.makeCompletedFuture {
             try channel.pipeline.syncOperations.configureHTTPServerPipeline(
                 withPipeliningAssistance: true, withErrorHandling: true)
-            try channel.pipeline.syncOperations.addHandler(HTTPRouteHandler(stats: stats, routes: routes))
+            try channel.pipeline.syncOperations.addHandler(
+                HTTPRouteHandler(
+                    stats: stats, maximumRequests: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes))
         }
     }
 
@@ -107,14 +123,18 @@ public final class DemoServer: Sendable {
     /// HTTP/1 parts the routes handle. A 1 MiB flow-control window, so that one stream's
     /// download is not throttled by acknowledgements.
     private static func serveHTTP2(
-        on channel: any Channel, stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
+        on channel: any Channel, stats: ServerStats, limit: Int?, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
     ) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, targetWindowSize: 1 << 20) { stream in
             stream.eventLoop.makeCompletedFuture {
                 try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
                 try stream.pipeline.syncOperations.addHandler(HTTPRouteHandler(stats: stats, routes: routes))
             }
-        }.map { _ in }
+        }.flatMapThrowing { multiplexer in
+            if let limit {
+                try channel.pipeline.syncOperations.addHandler(HTTP2StreamLimitHandler(limit: limit), position: .before(multiplexer))
+            }
+        }
     }
 
     /// Stops listening. Open connections are closed.

@@ -57,8 +57,19 @@ final class HTTPRouteHandler: ChannelInboundHandler {
     private var body: [UInt8] = []
     private static let maximumBody = 64 * 1024 * 1024
 
-    init(stats: ServerStats, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome = TestRoutes.route) {
+    /// With a limit, the connection closes after that many requests (HTTP/1.1).
+    private let maximumRequests: Int?
+    /// With a limit, the request after that many closes the connection unanswered.
+    private let closeUnansweredAfter: Int?
+    private var requestsServed = 0
+
+    init(
+        stats: ServerStats, maximumRequests: Int? = nil, closeUnansweredAfter: Int? = nil,
+        routes: @escaping @Sendable (RouteRequest) -> RouteOutcome = TestRoutes.route
+    ) {
         self.stats = stats
+        self.maximumRequests = maximumRequests
+        self.closeUnansweredAfter = closeUnansweredAfter
         self.routes = routes
     }
 
@@ -74,6 +85,10 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             self.head = nil
+            if let closeUnansweredAfter, requestsServed >= closeUnansweredAfter {
+                context.close(promise: nil)
+                return
+            }
             let uri = head.uri
             let path: String
             let query: String
@@ -89,7 +104,9 @@ final class HTTPRouteHandler: ChannelInboundHandler {
                 method: head.method.rawValue, uri: uri, path: path, query: query,
                 headers: head.headers.map { ($0.name, $0.value) }, body: body, hitCount: hits)
             // An HTTP/2 stream ends with its response, and its connection stays.
-            let keepAlive = head.version.major >= 2 || head.isKeepAlive
+            requestsServed += 1
+            let atLimit = maximumRequests.map { requestsServed >= $0 } ?? false
+            let keepAlive = head.version.major >= 2 || (head.isKeepAlive && !atLimit)
             perform(routes(request), context: context, keepAlive: keepAlive, version: head.version)
         }
     }
@@ -112,6 +129,8 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         case .stream(let status, let headers, let totalBytes):
             var fields = HTTPHeaders(headers)
             fields.replaceOrAdd(name: "Content-Length", value: "\(totalBytes)")
+            if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
+            closeAfterStream = !keepAlive
             context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
             streamPattern(context: context, remaining: totalBytes)
         case .truncated(let declared, let sent):
@@ -142,6 +161,8 @@ final class HTTPRouteHandler: ChannelInboundHandler {
 
     /// Bytes of the pattern still to stream; streaming pauses while the channel is not writable.
     private var streamRemaining = 0
+    /// The connection closes once the streamed body has been written.
+    private var closeAfterStream = false
 
     /// Writes pattern chunks while the channel is writable (its outbound buffer is under the
     /// high-water mark), then waits for `channelWritabilityChanged`. Memory stays at a few
@@ -164,7 +185,11 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         }
         if streamRemaining == 0 {
             streamRemaining = -1
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if closeAfterStream {
+                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+                done.assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+            }
         } else if streamRemaining > 0, budget == 0, context.channel.isWritable {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.assumeIsolated().execute {

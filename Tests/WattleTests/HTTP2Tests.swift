@@ -131,7 +131,10 @@ struct HTTP2Tests {
     @Test("cancelling one stream or letting it stall ends that stream only; the connection's other streams finish")
     func cancelAndStallOneStream() async throws {
         let server = try await server()
-        let session = session(server) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(1)) }
+        // The stall timeout is the session's, so the cancelled request would also stall after
+        // it: long enough that the cancellation (at 200 ms) always comes first, even under a
+        // sanitizer on a loaded machine.
+        let session = session(server) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(4)) }
         _ = try await session.get("user")  // the connection, HTTP/2 known, so the rest multiplex on it
         async let slow = session.get("delay/700")
         let cancelled = Task { try await session.get("delay/30000") }

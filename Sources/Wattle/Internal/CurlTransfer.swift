@@ -220,6 +220,15 @@ final class CurlTransfer: @unchecked Sendable {
     static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
         guard let userdata else { return Int32(CURL_PREREQFUNC_OK) }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        if transfer.connected {
+            // A second send in one transfer is curl retrying it on another connection (Wattle
+            // follows redirects itself): a reused stream refused by the server's GOAWAY, or a
+            // kept-alive connection that had closed. curl counts retries per handle and resets
+            // the count only in `curl_easy_reset` (7.88.1: `Curl_retry_request`), so a kept
+            // handle would fail a later transfer after 5 retries in its whole life ("Connection
+            // died, tried 5 times before giving up"). Reset it before its next transfer.
+            transfer.handle?.needsReset = true
+        }
         transfer.connected = true
         // The stall clock starts when a connection is assigned, not while queued.
         transfer.lastActivityCount = transfer.activity
