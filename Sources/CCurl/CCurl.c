@@ -2,12 +2,24 @@
 #include "CCurl.h"
 
 #include <pthread.h>
+#if !defined(__APPLE__)
+#include <fcntl.h>
+#endif
 
 void wattle_set_current_thread_name(const char *name) {
 #if defined(__APPLE__)
     pthread_setname_np(name);
 #else
     pthread_setname_np(pthread_self(), name);
+#endif
+}
+
+int wattle_start_writeback(int descriptor, long long offset, long long count) {
+#if defined(__APPLE__)
+    (void)descriptor; (void)offset; (void)count;
+    return 0;
+#else
+    return sync_file_range(descriptor, offset, count, SYNC_FILE_RANGE_WRITE);
 #endif
 }
 

@@ -48,6 +48,9 @@ int wattle_curl_certinfo_count(const struct curl_certinfo *info);
 
 /// Names the calling thread (Linux shows at most 15 bytes), as `ps -L` and debuggers show it.
 void wattle_set_current_thread_name(const char *name);
+/// Starts writing a file's range to disk without waiting for it (`sync_file_range` with
+/// `SYNC_FILE_RANGE_WRITE`, which Swift's Glibc module leaves out: it needs `_GNU_SOURCE`).
+int wattle_start_writeback(int descriptor, long long offset, long long count);
 /// The linked list of "Name:value" lines of certificate `index`.
 const struct curl_slist *wattle_curl_certinfo_at(const struct curl_certinfo *info, int index);
 

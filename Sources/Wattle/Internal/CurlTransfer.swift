@@ -48,6 +48,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// allocated with the file, freed when it is closed.
     private var pendingDownload: UnsafeMutableRawBufferPointer?
     private var pendingDownloadCount = 0
+    /// Bytes of the download written to its file, and how many of them the kernel has been
+    /// asked to start writing to disk (see `writeDownload`).
+    private var downloadWritten = 0
+    private var downloadWritebackStarted = 0
     private var downloadedBytes: Int64 = 0
     private var lastReportedProgress: Int64 = -1
     /// The response has a `Content-Encoding`: its length counts encoded bytes, while progress
@@ -309,6 +313,8 @@ final class CurlTransfer: @unchecked Sendable {
         downloadDescriptor = descriptor
         pendingDownload = .allocate(byteCount: Self.downloadReceiveBufferSize, alignment: 16)
         pendingDownloadCount = 0
+        downloadWritten = 0
+        downloadWritebackStarted = 0
         return true
     }
 
@@ -348,7 +354,23 @@ final class CurlTransfer: @unchecked Sendable {
             }
             offset += written
         }
+        downloadWritten += bytes.count
+        startWriteback()
         return nil
+    }
+
+    /// How much written data waits before the kernel is asked to start writing it to disk.
+    static let downloadWritebackStep = 8 * 1024 * 1024
+
+    /// Asks the kernel to start writing the download's last few MiB to disk while the rest
+    /// arrives (`sync_file_range` with `SYNC_FILE_RANGE_WRITE` starts the writeback and does not
+    /// wait for it), so the fsync at the end waits for the last few MiB instead of the whole
+    /// file. Only a hint: a failure is left for the fsync to report.
+    private func startWriteback() {
+        let pending = downloadWritten - downloadWritebackStarted
+        guard pending >= Self.downloadWritebackStep else { return }
+        _ = wattle_start_writeback(downloadDescriptor, Int64(downloadWritebackStarted), Int64(pending))
+        downloadWritebackStarted = downloadWritten
     }
 
     /// Closes the download's file and frees its gathered pieces. When `syncing` (a finished
