@@ -68,7 +68,6 @@ public final class DemoServer: Sendable {
         host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false,
         maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil
     ) async throws -> DemoServer {
-        let limit = maximumRequestsPerConnection
         let stats = ServerStats()
         let api = DemoAPI()
         let sslContext = try tls.map { identity in
@@ -86,20 +85,22 @@ public final class DemoServer: Sendable {
             .childChannelOption(.maxMessagesPerRead, value: 16)
             .childChannelInitializer { channel in
                 stats.recordConnection()
-                guard let sslContext else {
-                    return http2
-                        ? serveHTTP2(on: channel, stats: stats, limit: limit, routes: routes)
-                        : serveHTTP1(on: channel, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes)
+                let http1: NIOChannelInitializer = {
+                    serveHTTP1(
+                        on: $0, stats: stats, limit: maximumRequestsPerConnection, closeUnansweredAfter: closeUnansweredAfter,
+                        routes: routes)
                 }
+                let h2: NIOChannelInitializer = {
+                    serveHTTP2(on: $0, stats: stats, limit: maximumRequestsPerConnection, routes: routes)
+                }
+                guard let sslContext else { return http2 ? h2(channel) : http1(channel) }
                 do {
                     try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
                 } catch {
                     return channel.eventLoop.makeFailedFuture(error)
                 }
-                guard http2 else { return serveHTTP1(on: channel, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes) }
-                return channel.configureHTTP2SecureUpgrade(
-                    h2ChannelConfigurator: { serveHTTP2(on: $0, stats: stats, limit: limit, routes: routes) },
-                    http1ChannelConfigurator: { serveHTTP1(on: $0, stats: stats, limit: limit, closeUnansweredAfter: closeUnansweredAfter, routes: routes) })
+                guard http2 else { return http1(channel) }
+                return channel.configureHTTP2SecureUpgrade(h2ChannelConfigurator: h2, http1ChannelConfigurator: http1)
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
         return DemoServer(channel: channel, stats: stats, api: api, scheme: tls == nil ? "http" : "https")

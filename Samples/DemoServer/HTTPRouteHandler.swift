@@ -123,8 +123,7 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !keepAlive {
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                done.assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+                Self.close(context, after: done)
             }
         case .stream(let status, let headers, let totalBytes):
             var fields = HTTPHeaders(headers)
@@ -187,8 +186,7 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             streamRemaining = -1
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if closeAfterStream {
-                let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-                done.assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
+                Self.close(context, after: done)
             }
         } else if streamRemaining > 0, budget == 0, context.channel.isWritable {
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -198,6 +196,12 @@ final class HTTPRouteHandler: ChannelInboundHandler {
                 handler.pump(context: context)
             }
         }
+    }
+
+    /// Closes the connection once `done` (its last write) completes.
+    private static func close(_ context: ChannelHandlerContext, after done: EventLoopFuture<Void>) {
+        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
+        done.assumeIsolated().whenComplete { _ in loopBound.value.close(promise: nil) }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
