@@ -1,7 +1,8 @@
 # Wattle: the README's two commands are `make demo` and `make test`.
 SHELL := /bin/bash
 SWIFT ?= swift
-SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time
+# tinyproxy-bin: the real proxy the proxy tests go through (the binary only, no service).
+SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time tinyproxy-bin
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
 .PHONY: all deps build demo test bench format lint clean

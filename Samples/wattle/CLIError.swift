@@ -39,8 +39,8 @@ enum ExitStatus {
     static func forError(_ error: WattleError) -> Int32 {
         switch error {
         case .httpStatus(let response): forStatus(response.statusCode)
-        case .cannotResolveHost, .cannotConnect, .connectionLost, .timedOut, .untrustedCertificate, .pinMismatch,
-            .tooManyRedirects, .transport, .responseTooLarge:
+        case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
+            .pinMismatch, .tooManyRedirects, .transport, .responseTooLarge:
             network
         default: usageOrOther
         }

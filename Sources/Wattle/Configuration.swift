@@ -88,13 +88,50 @@ public struct Configuration: Sendable {
     }
 
     /// Which proxy to use.
-    public enum Proxy: Sendable, Hashable {
+    ///
+    /// Plain `http` requests are forwarded by the proxy; `https` requests go through a tunnel
+    /// (`CONNECT`), so the proxy sees neither the request nor its headers, and the server's
+    /// certificate is verified as without a proxy (``TrustPolicy`` applies to the server,
+    /// never to the proxy). A proxy that fails or refuses the tunnel gives
+    /// ``WattleError/proxyFailed(proxy:status:reason:)``.
+    ///
+    /// Its description never shows the password of a proxy URL.
+    public enum Proxy: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
         /// `http_proxy`, `https_proxy`, `all_proxy` and `no_proxy` from the environment, as curl reads them.
         case environment
         /// No proxy, whatever the environment says.
         case none
-        /// This proxy URL, e.g. `http://proxy:3128` or `socks5h://127.0.0.1:1080`.
+        /// This proxy for every request (`no_proxy` in the environment does not apply), e.g.
+        /// `http://proxy:3128`, `http://user:password@proxy:3128` or `socks5h://127.0.0.1:1080`.
+        /// A URL that is not a usable proxy URL fails every request, unsent, with
+        /// ``WattleError/invalidURL(_:reason:)``.
         case url(String)
+
+        /// The case, with a proxy URL's user name and password left out.
+        public var description: String {
+            switch self {
+            case .environment: "environment"
+            case .none: "none"
+            case .url(let url): "url(\(Self.redacted(url)))"
+            }
+        }
+
+        /// The URL without credentials; `user:password@host:port` without a scheme is read as
+        /// libcurl reads it, with `http://`.
+        private static func redacted(_ url: String) -> String {
+            Redaction.url(url.contains("://") ? url : "http://" + url)
+        }
+
+        /// The same as ``description``.
+        public var debugDescription: String { description }
+
+        /// A mirror without the proxy URL's credentials (for `dump`).
+        public var customMirror: Mirror {
+            switch self {
+            case .environment, .none: Mirror(self, children: [:])
+            case .url(let url): Mirror(self, children: ["url": Self.redacted(url)])
+            }
+        }
     }
 
     /// Whether and how far redirects are followed.

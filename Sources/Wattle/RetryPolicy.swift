@@ -47,8 +47,10 @@ public struct RetryPolicy: Sendable, Hashable {
             if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
                 return min(retryAfter, maximumDelay)
             }
-        case .timedOut, .connectionLost, .cannotConnect:
+        case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, nil, _):
             guard retriesTransportErrors else { return nil }
+        case .proxyFailed(_, let status?, _):
+            guard retryableStatuses.contains(status) else { return nil }
         default:
             return nil
         }

@@ -120,23 +120,6 @@ struct DownloadTests {
             return false
         }
     }
-
-    private func expectPattern(in file: URL, count: Int) throws {
-        let handle = try FileHandle(forReadingFrom: file)
-        defer { try? handle.close() }
-        let chunk = Data(Pattern.chunk)
-        var offset = 0
-        while offset < count {
-            let data = try handle.read(upToCount: chunk.count) ?? Data()
-            if data.isEmpty { break }
-            guard data == chunk.prefix(data.count) else {
-                Issue.record("content differs near byte \(offset)")
-                return
-            }
-            offset += data.count
-        }
-        #expect(offset == count)
-    }
 }
 
 /// Collects progress reports from the network thread.

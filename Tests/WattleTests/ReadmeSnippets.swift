@@ -62,6 +62,15 @@ func developmentHost(pem: String) async throws {
 
 import Wattle
 
+func behindAProxy() async throws {
+    let session = Session(configuration: Configuration {
+        $0.proxy = .url("http://user:password@proxy.internal:3128")  // default: http_proxy and kin
+    })
+    _ = try await session.get("https://api.example.com/health")
+}
+
+import Wattle
+
 func fetchImage(session: Session) async throws {
     let destination = URL(fileURLWithPath: "/tmp/image.iso")
     let response = try await session.download("images/latest.iso", to: destination) { progress in

@@ -116,3 +116,21 @@ func temporaryFolder() throws -> URL {
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
 }
+
+/// Checks that a file holds `count` bytes of the test server's ``Pattern`` (its `/bytes/{n}`).
+func expectPattern(in file: URL, count: Int, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let handle = try FileHandle(forReadingFrom: file)
+    defer { try? handle.close() }
+    let chunk = Data(Pattern.chunk)
+    var offset = 0
+    while offset < count {
+        let data = try handle.read(upToCount: chunk.count) ?? Data()
+        if data.isEmpty { break }
+        guard data == chunk.prefix(data.count) else {
+            Issue.record("content differs near byte \(offset)", sourceLocation: sourceLocation)
+            return
+        }
+        offset += data.count
+    }
+    #expect(offset == count, sourceLocation: sourceLocation)
+}

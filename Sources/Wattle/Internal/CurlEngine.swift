@@ -22,7 +22,13 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         var share: UnsafeMutableRawPointer
         var httpVersion: Int
         var multiplexing: Bool
+        /// `CURLOPT_PROXY`: nil leaves libcurl to read the environment, "" means no proxy.
         var proxy: String?
+        /// The configured proxy (``Configuration/Proxy/url(_:)``), for `CURLOPT_NOPROXY` and
+        /// for errors that name it.
+        var proxyEndpoint: ProxyEndpoint?
+        /// The configured proxy URL is unusable: every transfer fails with this, unsent.
+        var proxyError: WattleError?
         var resolveList: UnsafeMutablePointer<curl_slist>?
         /// Each plain-`http` transfer opens its own connection and closes it after (HTTP/2 by
         /// prior knowledge on a libcurl that cannot reuse such connections, see
@@ -75,11 +81,22 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .http2OverTLS: httpVersion = CURL_HTTP_VERSION_2TLS
         case .http2PriorKnowledge: httpVersion = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
         }
-        let proxy: String?
+        var proxy: String?
+        var proxyEndpoint: ProxyEndpoint?
+        var proxyError: WattleError?
         switch configuration.proxy {
         case .environment: proxy = nil
         case .none: proxy = ""
-        case .url(let url): proxy = url
+        case .url(let url):
+            do {
+                let endpoint = try ProxyEndpoint(parsing: url)
+                proxy = endpoint.url
+                proxyEndpoint = endpoint
+            } catch {
+                // Fail closed: no transfer goes out, directly or otherwise.
+                proxy = ""
+                proxyError = error
+            }
         }
         var resolve: UnsafeMutablePointer<curl_slist>?
         for entry in configuration.hostOverrides {
@@ -87,7 +104,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         settings = Settings(
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
-            resolveList: resolve,
+            proxyEndpoint: proxyEndpoint, proxyError: proxyError, resolveList: resolve,
             freshCleartextConnections: configuration.httpVersion == .http2PriorKnowledge
                 && !CurlGlobal.reusesCleartextPriorKnowledgeConnections)
 
@@ -191,6 +208,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private func begin(_ transfer: CurlTransfer) {
         if transfer.cancelledBeforeStart {
             complete(transfer, with: .failure(.cancelled))
+            return
+        }
+        if let error = settings.proxyError {
+            complete(transfer, with: .failure(error))
             return
         }
         guard let handle = idleHandle() else {

@@ -477,13 +477,28 @@ final class CurlTransfer: @unchecked Sendable {
             }
         let host = request.target.host
         let port = request.target.port
+        let proxy = handle?.proxy?.display ?? "from the environment"
+        var connectStatus = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+        if connectStatus != 0, !(200..<300).contains(connectStatus) {
+            return .proxyFailed(
+                proxy: proxy, status: connectStatus,
+                reason: "it refused the tunnel to \(host):\(port) with HTTP \(connectStatus)")
+        }
         switch code {
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
-            return .cannotResolveHost(code == CURLE_COULDNT_RESOLVE_PROXY ? "proxy for \(host)" : host)
+        case CURLE_COULDNT_RESOLVE_HOST:
+            return .cannotResolveHost(host)
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return .proxyFailed(proxy: proxy, status: nil, reason: "its host name did not resolve (\(message))")
+        case CURLE_PROXY:
+            return .proxyFailed(proxy: proxy, status: nil, reason: "its handshake failed for \(host):\(port) (\(message))")
         case CURLE_COULDNT_CONNECT:
             var osError = 0
             _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
             let reason = osError != 0 ? String(cString: strerror(Int32(osError))).lowercased() : Self.connectReason(message)
+            if let configured = handle?.proxy {
+                return .proxyFailed(proxy: configured.display, status: nil, reason: "cannot connect to it: \(reason)")
+            }
             return .cannotConnect(host: host, port: port, reason: reason)
         case CURLE_OPERATION_TIMEDOUT:
             return timeoutError(message: message, easy: easy)

@@ -24,12 +24,15 @@ final class EasyHandle {
     /// ``CurlEngine/Settings/freshCleartextConnections``: each transfer sets whether it opens
     /// its own connection.
     let freshCleartextConnections: Bool
+    /// The configured proxy, named by the errors it causes.
+    let proxy: ProxyEndpoint?
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
     init?(settings: CurlEngine.Settings) {
         guard let easy = curl_easy_init() else { return nil }
         self.easy = easy
         freshCleartextConnections = settings.freshCleartextConnections
+        proxy = settings.proxyEndpoint
         errorBuffer = .allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
         guard setFixedOptions(settings) == nil else {
@@ -78,6 +81,10 @@ final class EasyHandle {
         }
         if let proxy = settings.proxy {
             check(wattle_curl_easy_setopt_string(easy, CURLOPT_PROXY, proxy))
+        }
+        if settings.proxyEndpoint != nil {
+            // A configured proxy takes every request: `no_proxy` in the environment does not apply.
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_NOPROXY, ""))
         }
         if let resolve = settings.resolveList {
             check(wattle_curl_easy_setopt_slist(easy, CURLOPT_RESOLVE, resolve))

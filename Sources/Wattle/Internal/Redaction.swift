@@ -32,7 +32,7 @@ enum Redaction {
     }
 
     private static func fullURL(_ string: String) -> String {
-        guard var components = URLComponents(string: string) else { return escaped(string) }
+        guard var components = URLComponents(string: string) else { return escaped(withoutUserInfo(string)) }
         if components.user != nil || components.password != nil {
             components.user = nil
             components.password = nil
@@ -45,6 +45,16 @@ enum Redaction {
             }
         }
         return components.string ?? escaped(string)
+    }
+
+    /// A URL that does not parse, with anything before an `@` in its authority (after `://`,
+    /// before the first `/`, `?` or `#`) left out: a password must not show because the rest
+    /// of the URL is malformed.
+    static func withoutUserInfo(_ string: String) -> String {
+        guard let schemeEnd = string.firstRange(of: "://") else { return string }
+        let authority = string[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
+        guard let at = authority.lastIndex(of: "@") else { return string }
+        return String(string[..<schemeEnd.upperBound]) + String(string[string.index(after: at)...])
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

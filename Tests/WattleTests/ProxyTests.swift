@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+/// Requests through a real proxy (tinyproxy on 127.0.0.1, see ``TinyProxy``): plain `http`
+/// forwarded, `https` tunnelled with the server's certificate verified as without a proxy,
+/// proxy credentials, and the failures a proxy causes, each named without its password.
+@Suite("Proxies: forwarding, CONNECT tunnels, credentials, failures")
+struct ProxyTests {
+    static let password = "pr0xy-s3cret"
+
+    @Test("Plain http goes through the proxy, which forwards each request and its body")
+    func forwardsPlainHTTP() async throws {
+        let proxy = try TinyProxy()
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.proxy = .url(proxy.url()) }
+        for index in 0..<5 {
+            let echo = try await session.get("echo", parameters: ["n": index]).decode(Echo.self)
+            #expect(echo.query == "n=\(index)")
+            #expect(echo.header("Via")?.contains(TinyProxy.viaName) == true, "the request did not pass the proxy")
+        }
+        let posted = try await session.post("echo", parameters: ["id": 7]).decode(Echo.self)
+        #expect(posted.method == "POST" && posted.body == #"{"id":7}"#)
+        #expect(posted.header("Via")?.contains(TinyProxy.viaName) == true)
+        let lines = proxy.requestLines()
+        #expect(lines.count == 6)
+        #expect(lines.first == "GET http://127.0.0.1:\(server.port)/echo?n=0 HTTP/1.1")
+        #expect(lines.last == "POST http://127.0.0.1:\(server.port)/echo HTTP/1.1")
+    }
+
+    @Test("https goes through one CONNECT tunnel: HTTP/2 with the server inside it, the allowlist applied to the server")
+    func tunnelsHTTPS() async throws {
+        let proxy = try TinyProxy()
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let session = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.proxy = .url(proxy.url())
+        }
+        for index in 0..<10 {
+            let response = try await session.get("echo", parameters: ["n": index])
+            #expect(response.metrics.httpVersion == "2")
+            #expect(response.metrics.reusedConnection == (index > 0))
+            let echo = try response.decode(Echo.self)
+            #expect(echo.query == "n=\(index)")
+            // The proxy only relays bytes: it cannot add a header to what it cannot read.
+            #expect(echo.header("Via") == nil)
+        }
+        let destination = try temporaryFolder().appendingPathComponent("through-proxy.bin")
+        let download = try await session.download("bytes/3000000", to: destination)
+        #expect(download.metrics.reusedConnection)
+        try expectPattern(in: destination, count: 3_000_000)
+        #expect(proxy.requestLines() == ["CONNECT 127.0.0.1:\(server.port) HTTP/1.1"])
+        #expect(server.stats.connectionCount == 1)
+        try await server.stop()
+    }
+
+    @Test("https through a proxy to a host that is not allowlisted is refused: the tunnel changes nothing")
+    func tunnelFailsClosed() async throws {
+        let proxy = try TinyProxy()
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get())
+        let session = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.proxy = .url(proxy.url())
+        }
+        await expectWattleError({ _ = try await session.get("echo") }) { isUntrusted($0, host: "127.0.0.1") }
+        // The refusal came from verifying the server through the tunnel, not from a bypass.
+        #expect(proxy.requestLines() == ["CONNECT 127.0.0.1:\(server.port) HTTP/1.1"])
+        #expect(server.stats.totalRequests == 0)
+        try await server.stop()
+    }
+
+    @Test("Proxy credentials from the URL are sent; wrong ones fail clearly, without the password anywhere")
+    func credentials() async throws {
+        let proxy = try TinyProxy(credentials: ("wattle", Self.password))
+        let server = try await TestServer.shared()
+        let tlsServer = try await DemoServer.start(tls: try TLSServers.identity.get())
+        func session(_ password: String, base: URL) -> Session {
+            tlsSession {
+                $0.baseURL = base
+                $0.trust.selfSignedHosts = ["127.0.0.1"]
+                $0.proxy = .url(proxy.url(user: "wattle", password: password))
+            }
+        }
+        let good = session(Self.password, base: server.baseURL)
+        #expect(try await good.get("echo").decode(Echo.self).header("Via")?.contains(TinyProxy.viaName) == true)
+        #expect(try await session(Self.password, base: tlsServer.baseURL).get("echo").statusCode == 200)
+
+        // Plain http: the proxy answers the request itself (tinyproxy with 401 for wrong
+        // credentials, 407 for none).
+        let wrong = "not-the-" + Self.password
+        await expectWattleError({ _ = try await session(wrong, base: server.baseURL).get("echo") }) { error in
+            guard case .httpStatus(let response) = error else { return false }
+            return [401, 407].contains(response.statusCode) && !"\(error)".contains(wrong)
+        }
+        #expect(proxy.requestLines().filter { $0.hasPrefix("GET http://127.0.0.1:\(server.port)/echo") }.count == 2)
+        // https: the proxy refuses the tunnel.
+        await expectWattleError({ _ = try await session(wrong, base: tlsServer.baseURL).get("echo") }) { error in
+            guard case .proxyFailed(let name, let status, let reason) = error else { return false }
+            let text = "\(error) \(String(reflecting: error))"
+            return name == "http://127.0.0.1:\(proxy.port)" && (status == 407 || status == 401)
+                && reason.contains("127.0.0.1:\(tlsServer.port)") && text.contains("user name and password")
+                && !text.contains(wrong) && !text.contains("wattle:")
+        }
+        #expect(tlsServer.stats.totalRequests == 1)
+        try await tlsServer.stop()
+    }
+
+    @Test("A proxy that cannot be reached fails every request as proxyFailed, transient, naming it without its password")
+    func unreachableProxy() async throws {
+        let server = try await DemoServer.start()
+        let port = try refusedPort()
+        let session = makeSession(server) { $0.proxy = .url("http://wattle:\(Self.password)@127.0.0.1:\(port)") }
+        await expectWattleError({ _ = try await session.get("echo") }) { error in
+            guard case .proxyFailed(let name, nil, let reason) = error else { return false }
+            return name == "http://127.0.0.1:\(port)" && reason.contains("connection refused") && error.isTransient
+                && !"\(error)".contains(Self.password)
+        }
+        #expect(server.stats.totalRequests == 0)
+        try await server.stop()
+    }
+
+    @Test(
+        "A proxy URL that is not usable fails every request unsent, and is named without its password",
+        arguments: [
+            ("ftp://wattle:\(password)@127.0.0.1:2121", "scheme \"ftp\""),
+            ("http://wattle:\(password)@127.0.0.1:3128/some/path", "no path"),
+            ("http://wattle:\(password)@:3128", "no host"),
+            ("   ", "empty"),
+        ])
+    func unusableProxyURL(url: String, reason: String) async throws {
+        let server = try await DemoServer.start()
+        let session = makeSession(server) { $0.proxy = .url(url) }
+        for _ in 0..<2 {
+            await expectWattleError({ _ = try await session.get("echo") }) { error in
+                guard case .invalidURL(let shown, let why) = error else { return false }
+                return why.contains("not a usable proxy URL") && why.contains(reason) && !shown.contains(Self.password)
+                    && !"\(error)".contains(Self.password)
+            }
+        }
+        #expect(server.stats.totalRequests == 0 && server.stats.connectionCount == 0)
+        try await server.stop()
+    }
+
+    @Test(
+        "A configuration's description, debug description and dump never show the proxy's password",
+        arguments: [
+            "http://wattle:\(password)@proxy.example:3128", "wattle:\(password)@proxy.example:3128",
+            "socks5h://wattle:\(password)@proxy.example:1080", "http://wattle:\(password)@proxy example:3128",
+        ])
+    func descriptionsHideThePassword(url: String) {
+        var configuration = Configuration()
+        configuration.proxy = .url(url)
+        var dumped = ""
+        dump(configuration, to: &dumped)
+        for text in [
+            "\(configuration)", String(reflecting: configuration), dumped, "\(configuration.proxy)",
+            String(reflecting: configuration.proxy),
+        ] {
+            #expect(!text.contains(Self.password), "\(text)")
+            #expect(text.contains("proxy"))
+        }
+        #expect("\(configuration.proxy)".contains(url.hasPrefix("socks5h") ? ":1080" : ":3128"))
+    }
+}
