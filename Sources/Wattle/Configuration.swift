@@ -93,7 +93,7 @@ public struct Configuration: Sendable {
     /// (`CONNECT`), so the proxy sees neither the request nor its headers, and the server's
     /// certificate is verified as without a proxy (``TrustPolicy`` applies to the server,
     /// never to the proxy). A proxy that fails or refuses the tunnel gives
-    /// ``WattleError/proxyFailed(proxy:status:reason:)``.
+    /// ``WattleError/proxyFailed(proxy:failure:)``.
     ///
     /// Its description never shows the password of a proxy URL.
     public enum Proxy: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -116,11 +116,9 @@ public struct Configuration: Sendable {
             }
         }
 
-        /// The URL without credentials; `user:password@host:port` without a scheme is read as
-        /// libcurl reads it, with `http://`.
-        private static func redacted(_ url: String) -> String {
-            Redaction.url(url.contains("://") ? url : "http://" + url)
-        }
+        /// `scheme://host:port`, without credentials (`host:port` alone is read as libcurl
+        /// reads it, with `http://`).
+        private static func redacted(_ url: String) -> String { Redaction.proxyURL(url) }
 
         /// The same as ``description``.
         public var debugDescription: String { description }

@@ -7,8 +7,9 @@ import Foundation
 /// When and how a request is retried (opt-in: ``Configuration/retry``).
 ///
 /// Only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried, never POST or PATCH;
-/// on the statuses in ``retryableStatuses`` and, if ``retriesTransportErrors``, on timeouts,
-/// lost connections and refused connections. Waits grow exponentially with jitter; a
+/// on the statuses in ``retryableStatuses`` (also when a proxy answers `CONNECT` with one) and,
+/// if ``retriesTransportErrors``, on timeouts, lost connections, refused connections and an
+/// unreachable proxy. Waits grow exponentially with jitter; a
 /// `Retry-After` header (seconds or an HTTP date) is honoured, capped at ``maximumDelay``.
 ///
 /// ```swift
@@ -47,9 +48,9 @@ public struct RetryPolicy: Sendable, Hashable {
             if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
                 return min(retryAfter, maximumDelay)
             }
-        case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, nil, _):
+        case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, .unreachable):
             guard retriesTransportErrors else { return nil }
-        case .proxyFailed(_, let status?, _):
+        case .proxyFailed(_, .refusedTunnel(let status, _)):
             guard retryableStatuses.contains(status) else { return nil }
         default:
             return nil

@@ -30,12 +30,13 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     case cannotResolveHost(String)
     /// No connection could be made to `host:port` (refused, unreachable).
     case cannotConnect(host: String, port: Int, reason: String)
-    /// The proxy failed the request before it reached the server: it could not be reached or
-    /// resolved, its handshake failed, or it refused the tunnel to the server (`status` is its
-    /// answer to `CONNECT`, for example 407 when its credentials are missing or wrong). `proxy`
-    /// is the proxy's `scheme://host:port`, never its credentials ("from the environment" when
-    /// `http_proxy` and its kin chose it).
-    case proxyFailed(proxy: String, status: Int?, reason: String)
+    /// The configured proxy failed the request before it reached the server: it could not be
+    /// reached, it refused the tunnel, or the handshake with it failed (`failure` says which).
+    /// `proxy` is the proxy's `scheme://host:port`, never its credentials; "from the
+    /// environment" when `http_proxy` and its kin chose it. (A proxy from the environment that
+    /// cannot be connected to shows as ``cannotConnect(host:port:reason:)`` of the server:
+    /// libcurl does not say which host it tried.)
+    case proxyFailed(proxy: String, failure: ProxyFailure)
     /// The connection was lost or closed by the server before the response was complete.
     case connectionLost(host: String, reason: String)
     /// A timeout fired: `phase` says which one, `after` its configured length.
@@ -86,13 +87,12 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     }
 
     /// Whether retrying the same request later may succeed: timeouts, lost connections,
-    /// connection failures, a proxy that failed without an answer (unreachable, or its host
-    /// name did not resolve), and statuses 408, 429, 502, 503 and 504 (from the server, or from
-    /// its proxy in answer to `CONNECT`).
+    /// connection failures, an unreachable proxy, and statuses 408, 429, 502, 503 and 504
+    /// (from the server, or from its proxy in answer to `CONNECT`).
     public var isTransient: Bool {
         switch self {
         case .timedOut, .connectionLost, .cannotConnect: true
-        case .proxyFailed(_, let status, _): status.map { [408, 429, 502, 503, 504].contains($0) } ?? true
+        case .proxyFailed(_, let failure): failure.isTransient
         case .httpStatus(let response): [408, 429, 502, 503, 504].contains(response.statusCode)
         default: false
         }
@@ -111,11 +111,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
             "Cannot resolve host \"\(host)\": check the host name and your DNS settings."
         case .cannotConnect(let host, let port, let reason):
             "Cannot connect to \(host):\(port): \(reason). Check that the server is running and reachable."
-        case .proxyFailed(let proxy, let status, let reason):
-            "The proxy \(proxy) failed: \(reason)."
-                + (status == 407 || status == 401
-                    ? " Check the proxy's user name and password (given in its URL as http://user:password@host:port)."
-                    : "")
+        case .proxyFailed(let proxy, let failure):
+            "The proxy \(proxy) failed: \(failure)."
         case .connectionLost(let host, let reason):
             "The connection to \(host) was lost before the response was complete: \(reason)."
         case .timedOut(let phase, let after, let url):

@@ -85,7 +85,8 @@ final class TinyProxy: @unchecked Sendable {
     private static func waitUntilListening(port: Int, process: Process) -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, process.isRunning {
-            if canConnect(port: port) { return true }
+            // Still running after a connection: the listener is this proxy, not another's.
+            if canConnect(port: port) { return process.isRunning }
             usleep(20_000)
         }
         return false

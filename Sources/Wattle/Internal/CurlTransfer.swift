@@ -471,33 +471,24 @@ final class CurlTransfer: @unchecked Sendable {
     /// Maps a curl failure to a ``WattleError`` with its context.
     private func error(for code: CURLcode, easy: UnsafeMutableRawPointer) -> WattleError {
         let errorBuffer = handle?.errorBuffer
-        let message =
+        // libcurl quotes a proxy URL it cannot read, credentials and all: never pass them on.
+        let curlText =
             if let errorBuffer, errorBuffer.pointee != 0 { String(cString: errorBuffer) } else {
                 String(cString: curl_easy_strerror(code))
             }
+        let message = Redaction.curlMessage(curlText)
         let host = request.target.host
         let port = request.target.port
-        let proxy = handle?.proxy?.display ?? "from the environment"
-        var connectStatus = 0
-        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
-        if connectStatus != 0, !(200..<300).contains(connectStatus) {
-            return .proxyFailed(
-                proxy: proxy, status: connectStatus,
-                reason: "it refused the tunnel to \(host):\(port) with HTTP \(connectStatus)")
-        }
+        if let proxyError = proxyError(for: code, message: message, easy: easy) { return proxyError }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
             return .cannotResolveHost(host)
-        case CURLE_COULDNT_RESOLVE_PROXY:
-            return .proxyFailed(proxy: proxy, status: nil, reason: "its host name did not resolve (\(message))")
-        case CURLE_PROXY:
-            return .proxyFailed(proxy: proxy, status: nil, reason: "its handshake failed for \(host):\(port) (\(message))")
         case CURLE_COULDNT_CONNECT:
             var osError = 0
             _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
             let reason = osError != 0 ? String(cString: strerror(Int32(osError))).lowercased() : Self.connectReason(message)
-            if let configured = handle?.proxy {
-                return .proxyFailed(proxy: configured.display, status: nil, reason: "cannot connect to it: \(reason)")
+            if let proxy = handle?.proxy {
+                return .proxyFailed(proxy: proxy.display, failure: .unreachable(reason: reason))
             }
             return .cannotConnect(host: host, port: port, reason: reason)
         case CURLE_OPERATION_TIMEDOUT:
@@ -525,6 +516,44 @@ final class CurlTransfer: @unchecked Sendable {
             return .invalidURL(request.target.string, reason: message)
         default:
             return .transport(code: Int(code.rawValue), message: message)
+        }
+    }
+
+    /// The failure as the proxy's, when it is: a refused `CONNECT`, a proxy that does not
+    /// resolve or whose URL libcurl cannot read, a failed SOCKS handshake. Nil otherwise. (An
+    /// `https` proxy's untrusted certificate is not told apart: libcurl 7.88 keeps
+    /// `CURLINFO_PROXY_SSL_VERIFYRESULT` across transfers, so it could blame the wrong one.)
+    private func proxyError(for code: CURLcode, message: String, easy: UnsafeMutableRawPointer) -> WattleError? {
+        let proxy = handle?.proxy?.display ?? "from the environment"
+        let target = "\(request.target.host):\(request.target.port)"
+        var connectStatus = 0
+        _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
+        if code != CURLE_OK, connectStatus != 0, !(200..<300).contains(connectStatus) {
+            return .proxyFailed(proxy: proxy, failure: .refusedTunnel(status: connectStatus, target: target))
+        }
+        switch code {
+        case CURLE_COULDNT_RESOLVE_PROXY where message.contains("proxy syntax"):
+            // A proxy URL from the environment (a configured one is checked before sending).
+            return .invalidURL(proxy, reason: "not a usable proxy URL: libcurl cannot read it (\(message))")
+        case CURLE_COULDNT_RESOLVE_PROXY:
+            return .proxyFailed(proxy: proxy, failure: .unreachable(reason: "its host name did not resolve"))
+        case CURLE_PROXY:
+            var detail = 0
+            _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_PROXY_ERROR, &detail)
+            switch UInt32(truncatingIfNeeded: detail) {
+            case CURLPX_RESOLVE_HOST.rawValue:
+                // A SOCKS4 proxy gets an address: the server's name is resolved here.
+                return .cannotResolveHost(request.target.host)
+            case CURLPX_REPLY_CONNECTION_REFUSED.rawValue, CURLPX_REPLY_HOST_UNREACHABLE.rawValue,
+                CURLPX_REPLY_NETWORK_UNREACHABLE.rawValue, CURLPX_REPLY_TTL_EXPIRED.rawValue,
+                CURLPX_REPLY_GENERAL_SERVER_FAILURE.rawValue:
+                return .cannotConnect(
+                    host: request.target.host, port: request.target.port, reason: "the proxy \(proxy) says: \(message)")
+            default:
+                return .proxyFailed(proxy: proxy, failure: .handshakeFailed(reason: message))
+            }
+        default:
+            return nil
         }
     }
 

@@ -14,7 +14,7 @@ struct ProxyEndpoint: Sendable {
 
     /// The proxy schemes libcurl speaks, with the port it uses when the URL has none.
     private static let defaultPorts = [
-        "http": 1080, "https": 443, "socks4": 1080, "socks4a": 1080, "socks5": 1080, "socks5h": 1080,
+        "http": 1080, "https": 443, "socks": 1080, "socks4": 1080, "socks4a": 1080, "socks5": 1080, "socks5h": 1080,
     ]
 
     /// Checks a proxy URL the way libcurl reads it (`host:port` alone means `http://`), or
@@ -23,23 +23,24 @@ struct ProxyEndpoint: Sendable {
         let trimmed = text.trimmingWhitespace()
         let full = trimmed.contains("://") ? trimmed : "http://" + trimmed
         func invalid(_ reason: String) -> WattleError {
-            .invalidURL(Redaction.url(full), reason: "not a usable proxy URL: \(reason)")
+            .invalidURL(Redaction.proxyURL(full), reason: "not a usable proxy URL: \(reason)")
         }
         guard !trimmed.isEmpty else { throw invalid("it is empty; use Configuration.Proxy.none for no proxy") }
         guard let components = URLComponents(string: full), let scheme = components.scheme?.lowercased() else {
-            throw invalid("it cannot be parsed")
+            throw invalid("it cannot be parsed (a user name or password with /, ?, # or @ in it must be percent-encoded)")
         }
         guard let defaultPort = Self.defaultPorts[scheme] else {
-            throw invalid("the scheme \"\(Redaction.escaped(scheme))\" is not one of http, https, socks4, socks4a, socks5, socks5h")
+            throw invalid("the scheme \"\(Redaction.escaped(scheme))\" is not one of http, https, socks, socks4, socks4a, socks5, socks5h")
         }
         guard let host = components.host, !host.isEmpty else { throw invalid("it has no host") }
         guard components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil else {
-            throw invalid("a proxy URL has no path, query or fragment")
+            // This also refuses SOCKS over a Unix socket (`socks5h://localhost/run/tor.sock`).
+            throw invalid("a proxy URL has no path, query or fragment (a user name or password with /, ?, # or @ in it must be percent-encoded)")
         }
         let port = components.port ?? defaultPort
         guard (1...65535).contains(port) else { throw invalid("the port \(port) is out of range") }
         url = full
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-        display = "\(scheme)://\(bracketed):\(port)"
+        display = Redaction.escaped("\(scheme)://\(bracketed):\(port)")
     }
 }

@@ -47,6 +47,37 @@ enum Redaction {
         return components.string ?? escaped(string)
     }
 
+    /// A proxy URL for messages: `scheme://host:port` and nothing else. Everything before the
+    /// last `@` is left out, wherever it is: a proxy URL has no path, so any `@` ends
+    /// credentials, even ones with an unencoded `#`, `/` or `?` that make the URL parse wrong.
+    static func proxyURL(_ text: String) -> String {
+        let trimmed = text.trimmingWhitespace()
+        var scheme = "http"
+        var rest = Substring(trimmed)
+        if let separator = trimmed.firstRange(of: "://") {
+            scheme = String(trimmed[..<separator.lowerBound])
+            rest = trimmed[separator.upperBound...]
+        }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        return escaped(scheme + "://" + rest.prefix { !"/?#".contains($0) })
+    }
+
+    /// A libcurl message without credentials: libcurl quotes a URL it cannot read whole
+    /// ("Unsupported proxy syntax in 'http://user:password@…'"), so anything between `://` and
+    /// the last `@`, and anything before an `@` within a word, is left out.
+    static func curlMessage(_ message: String) -> String {
+        guard message.contains("@") else { return message }
+        var text = message
+        if let separator = text.firstRange(of: "://"), let at = text[separator.upperBound...].lastIndex(of: "@") {
+            text = String(text[..<separator.upperBound]) + String(text[text.index(after: at)...])
+        }
+        return text.split(separator: " ", omittingEmptySubsequences: false).map { word -> String in
+            guard let at = word.lastIndex(of: "@") else { return String(word) }
+            let quote = word.prefix { $0 == "'" || $0 == "\"" }
+            return String(quote + word[word.index(after: at)...])
+        }.joined(separator: " ")
+    }
+
     /// A URL that does not parse, with anything before an `@` in its authority (after `://`,
     /// before the first `/`, `?` or `#`) left out: a password must not show because the rest
     /// of the URL is malformed.
