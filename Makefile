@@ -1,8 +1,8 @@
 # Wattle: the README's two commands are `make demo` and `make test`.
 SHELL := /bin/bash
 SWIFT ?= swift
-# tinyproxy-bin: the real proxy the proxy tests go through (the binary only, no service).
-SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time tinyproxy-bin
+# tinyproxy-bin, microsocks: the real HTTP and SOCKS5 proxies the proxy tests go through (binaries only, no service).
+SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time tinyproxy-bin microsocks
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
 .PHONY: all deps build demo test bench format lint clean

@@ -3,26 +3,27 @@ import Testing
 import Wattle
 import WattleDemoServer
 
-/// Requests through a real proxy (tinyproxy on 127.0.0.1, see ``TinyProxy``): plain `http`
-/// forwarded, `https` tunnelled with the server's certificate verified as without a proxy,
-/// proxy credentials, and the failures a proxy causes, each named without its password.
-@Suite("Proxies: forwarding, CONNECT tunnels, credentials, failures")
+/// Requests through real proxies on 127.0.0.1 (tinyproxy and microsocks, see ``LocalProxy``):
+/// plain `http` forwarded, `https` tunnelled with the server's certificate verified as without
+/// a proxy, SOCKS5, proxy credentials, and the failures a proxy causes, each named without its
+/// password.
+@Suite("Proxies: forwarding, CONNECT tunnels, SOCKS5, credentials, failures")
 struct ProxyTests {
     static let password = "pr0xy-s3cret"
 
     @Test("Plain http goes through the proxy, which forwards each request and its body")
     func forwardsPlainHTTP() async throws {
-        let proxy = try TinyProxy()
+        let proxy = try LocalProxy.tinyproxy()
         let server = try await TestServer.shared()
         let session = makeSession(server) { $0.proxy = .url(proxy.url()) }
         for index in 0..<5 {
             let echo = try await session.get("echo", parameters: ["n": index]).decode(Echo.self)
             #expect(echo.query == "n=\(index)")
-            #expect(echo.header("Via")?.contains(TinyProxy.viaName) == true, "the request did not pass the proxy")
+            #expect(echo.header("Via")?.contains(LocalProxy.viaName) == true, "the request did not pass the proxy")
         }
         let posted = try await session.post("echo", parameters: ["id": 7]).decode(Echo.self)
         #expect(posted.method == "POST" && posted.body == #"{"id":7}"#)
-        #expect(posted.header("Via")?.contains(TinyProxy.viaName) == true)
+        #expect(posted.header("Via")?.contains(LocalProxy.viaName) == true)
         let lines = proxy.requestLines()
         #expect(lines.count == 6)
         #expect(lines.first == "GET http://127.0.0.1:\(server.port)/echo?n=0 HTTP/1.1")
@@ -31,7 +32,7 @@ struct ProxyTests {
 
     @Test("https goes through one CONNECT tunnel: HTTP/2 with the server inside it, the allowlist applied to the server")
     func tunnelsHTTPS() async throws {
-        let proxy = try TinyProxy()
+        let proxy = try LocalProxy.tinyproxy()
         let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
         let session = tlsSession {
             $0.baseURL = server.baseURL
@@ -58,7 +59,7 @@ struct ProxyTests {
 
     @Test("https through a proxy to a host that is not allowlisted is refused: the tunnel changes nothing")
     func tunnelFailsClosed() async throws {
-        let proxy = try TinyProxy()
+        let proxy = try LocalProxy.tinyproxy()
         let server = try await DemoServer.start(tls: try TLSServers.identity.get())
         let session = tlsSession {
             $0.baseURL = server.baseURL
@@ -73,7 +74,7 @@ struct ProxyTests {
 
     @Test("Proxy credentials from the URL are sent; wrong ones fail clearly, without the password anywhere")
     func credentials() async throws {
-        let proxy = try TinyProxy(credentials: ("wattle", Self.password))
+        let proxy = try LocalProxy.tinyproxy(credentials: ("wattle", Self.password))
         let server = try await TestServer.shared()
         let tlsServer = try await DemoServer.start(tls: try TLSServers.identity.get())
         func session(_ password: String, base: URL) -> Session {
@@ -84,7 +85,7 @@ struct ProxyTests {
             }
         }
         let good = session(Self.password, base: server.baseURL)
-        #expect(try await good.get("echo").decode(Echo.self).header("Via")?.contains(TinyProxy.viaName) == true)
+        #expect(try await good.get("echo").decode(Echo.self).header("Via")?.contains(LocalProxy.viaName) == true)
         #expect(try await session(Self.password, base: tlsServer.baseURL).get("echo").statusCode == 200)
 
         // Plain http: the proxy answers the request itself (tinyproxy with 401 for wrong
@@ -105,6 +106,47 @@ struct ProxyTests {
         }
         #expect(tlsServer.stats.totalRequests == 1)
         try await tlsServer.stop()
+    }
+
+    @Test("SOCKS5 with credentials: https to the allowlisted server through one SOCKS connection")
+    func socks5() async throws {
+        let proxy = try LocalProxy.microsocks(credentials: ("wattle", Self.password))
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let session = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.proxy = .url(proxy.url(user: "wattle", password: Self.password))
+        }
+        for index in 0..<5 {
+            let response = try await session.get("echo", parameters: ["n": index])
+            #expect(response.metrics.httpVersion == "2")
+            #expect(try response.decode(Echo.self).query == "n=\(index)")
+        }
+        #expect(proxy.socksConnections() == ["127.0.0.1:\(server.port)"])
+        #expect(server.stats.connectionCount == 1)
+        try await server.stop()
+    }
+
+    @Test("SOCKS5 failures: wrong credentials are the proxy's, not transient; a server it cannot reach is the server's")
+    func socks5Failures() async throws {
+        let proxy = try LocalProxy.microsocks(credentials: ("wattle", Self.password))
+        let server = try await DemoServer.start()
+        let wrong = "not-the-" + Self.password
+        let refused = makeSession(server) { $0.proxy = .url(proxy.url(user: "wattle", password: wrong)) }
+        await expectWattleError({ _ = try await refused.get("echo") }) { error in
+            guard case .proxyFailed(let name, .handshakeFailed) = error else { return false }
+            return name == "socks5h://127.0.0.1:\(proxy.port)" && !error.isTransient && !"\(error)".contains(wrong)
+        }
+        let closedPort = try refusedPort()
+        let session = makeSession(server) { $0.proxy = .url(proxy.url(user: "wattle", password: Self.password)) }
+        await expectWattleError({ _ = try await session.get("http://127.0.0.1:\(closedPort)/echo") }) { error in
+            guard case .cannotConnect(let host, let port, let reason) = error else { return false }
+            return host == "127.0.0.1" && port == closedPort && reason.contains("the proxy socks5h://127.0.0.1:\(proxy.port)")
+                && error.isTransient && !"\(error)".contains(Self.password)
+        }
+        #expect(try await session.get("echo").statusCode == 200)
+        #expect(server.stats.totalRequests == 1)
+        try await server.stop()
     }
 
     @Test("A proxy that cannot be reached fails every request as proxyFailed, transient, naming it without its password")
