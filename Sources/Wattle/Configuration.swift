@@ -92,8 +92,9 @@ public struct Configuration: Sendable {
     /// Plain `http` requests are forwarded by the proxy; `https` requests go through a tunnel
     /// (`CONNECT`), so the proxy sees neither the request nor its headers, and the server's
     /// certificate is verified as without a proxy (``TrustPolicy`` applies to the server,
-    /// never to the proxy). A proxy that fails or refuses the tunnel gives
-    /// ``WattleError/proxyFailed(proxy:failure:)``.
+    /// never to the proxy). A proxy that cannot be reached, refuses the tunnel or fails its
+    /// SOCKS handshake gives ``WattleError/proxyFailed(proxy:failure:)`` (see there for what
+    /// libcurl cannot tell apart from the server's failures).
     ///
     /// Its description never shows the password of a proxy URL.
     public enum Proxy: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {

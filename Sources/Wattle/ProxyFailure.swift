@@ -2,7 +2,8 @@
 ///
 /// No case ever holds the proxy's credentials.
 public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
-    /// No connection to the proxy could be made, or its host name did not resolve. Transient.
+    /// No connection to the proxy could be made, its host name did not resolve, or the
+    /// connection to it broke during a SOCKS handshake. Transient.
     case unreachable(reason: String)
     /// The proxy answered `CONNECT` with `status` instead of opening the tunnel to `target`
     /// (`host:port`): 407 (or 401 from some proxies) when its credentials are missing or wrong.

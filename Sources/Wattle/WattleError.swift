@@ -33,9 +33,11 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     /// The configured proxy failed the request before it reached the server: it could not be
     /// reached, it refused the tunnel, or the handshake with it failed (`failure` says which).
     /// `proxy` is the proxy's `scheme://host:port`, never its credentials; "from the
-    /// environment" when `http_proxy` and its kin chose it. (A proxy from the environment that
-    /// cannot be connected to shows as ``cannotConnect(host:port:reason:)`` of the server:
-    /// libcurl does not say which host it tried.)
+    /// environment" when `http_proxy` and its kin chose it. Not covered, as libcurl does not
+    /// tell them apart from the server's: a proxy from the environment that cannot be connected
+    /// to (``cannotConnect(host:port:reason:)``), a timeout connecting to a proxy
+    /// (``timedOut(phase:after:url:)``), and an `https` proxy's untrusted certificate
+    /// (``untrustedCertificate(host:reason:)``; ``TrustPolicy`` never applies to proxies).
     case proxyFailed(proxy: String, failure: ProxyFailure)
     /// The connection was lost or closed by the server before the response was complete.
     case connectionLost(host: String, reason: String)

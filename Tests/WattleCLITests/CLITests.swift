@@ -187,6 +187,24 @@ struct CLITests {
         #expect(result.text.hasPrefix("{"))
     }
 
+    @Test("a proxy URL from the environment that libcurl cannot read: exit 1, one clear line, no password")
+    func unreadableEnvironmentProxy() async throws {
+        let server = try await Servers.plain.value
+        for proxy in [
+            "wattle:s3cr et@proxy.example:3128", "ftp://wattle:s3cr3t@proxy.example:21",
+            "http://wattle:s3cr3t@pro,xy.example:3128",
+        ] {
+            // no_proxy emptied: an inherited one listing 127.0.0.1 would bypass the proxy.
+            let result = try await CLI.run(
+                ["-v", server.url("echo").absoluteString],
+                environment: ["http_proxy": proxy, "no_proxy": "", "NO_PROXY": ""])
+            #expect(result.status == 1, "\(proxy): \(result.stderr)")
+            #expect(result.stderr.contains("not a usable proxy URL"), "\(proxy): \(result.stderr)")
+            #expect(result.stderr.contains("http_proxy/https_proxy/all_proxy"), "\(result.stderr)")
+            #expect(!result.stderr.contains("s3cr") && !result.stderr.contains("wattle:s"), "\(result.stderr)")
+        }
+    }
+
     @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
     func downloadToFile() async throws {
         let server = try await Servers.plain.value

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Wattle
+@testable import Wattle
 import WattleDemoServer
 
 /// Requests through real proxies on 127.0.0.1 (tinyproxy and microsocks, see ``LocalProxy``):
@@ -134,8 +134,9 @@ struct ProxyTests {
         let wrong = "not-the-" + Self.password
         let refused = makeSession(server) { $0.proxy = .url(proxy.url(user: "wattle", password: wrong)) }
         await expectWattleError({ _ = try await refused.get("echo") }) { error in
-            guard case .proxyFailed(let name, .handshakeFailed) = error else { return false }
-            return name == "socks5h://127.0.0.1:\(proxy.port)" && !error.isTransient && !"\(error)".contains(wrong)
+            guard case .proxyFailed(let name, .handshakeFailed(let reason)) = error else { return false }
+            return name == "socks5h://127.0.0.1:\(proxy.port)" && reason.contains("rejected") && !error.isTransient
+                && !"\(error)".contains(wrong)
         }
         let closedPort = try refusedPort()
         let session = makeSession(server) { $0.proxy = .url(proxy.url(user: "wattle", password: Self.password)) }
@@ -201,6 +202,35 @@ struct ProxyTests {
         }
         #expect(server.stats.totalRequests == 0)
         try await server.stop()
+    }
+
+    @Test(
+        "libcurl's messages lose any credentials they quote; other messages are unchanged",
+        arguments: [
+            "Unsupported proxy syntax in 'wattle:s3cr et@proxy.example:3128'",
+            "Unsupported proxy syntax in 'http://wattle:s3cr et@pro,xy.example:3128'",
+            "Unsupported proxy scheme for 'ftp://wattle:s3cr3t@proxy.example:21'",
+            "Could not connect to http://wattle:s3cr3t@proxy.example:3128 now",
+            "proxy wattle:s3cr3t@proxy.example said no",
+        ])
+    func curlMessagesLoseCredentials(message: String) {
+        let redacted = Redaction.curlMessage(message)
+        #expect(!redacted.contains("s3cr") && !redacted.contains("wattle"), "\(redacted)")
+        #expect(redacted.contains("proxy.example") || redacted.contains("pro,xy.example"), "\(redacted)")
+    }
+
+    @Test("libcurl's messages without credentials pass unchanged; a proxy URL shows only scheme://host:port")
+    func redactionLeavesTheRest() {
+        for message in [
+            "Failed to connect to 127.0.0.1 port 8080 after 0 ms: Connection refused",
+            "SSL: no alternative certificate subject name matches target host name 'example.com'",
+            "Could not resolve host: example.com",
+        ] {
+            #expect(Redaction.curlMessage(message) == message)
+        }
+        #expect(Redaction.proxyURL("wattle:pa://ss@proxy.example:3128") == "http://proxy.example:3128")
+        #expect(Redaction.proxyURL("SOCKS5h://wattle:pw@[::1]:1080/") == "SOCKS5h://[::1]:1080")
+        #expect(Redaction.proxyURL("proxy.example:3128") == "http://proxy.example:3128")
     }
 
     @Test(

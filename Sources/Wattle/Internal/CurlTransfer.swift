@@ -486,7 +486,11 @@ final class CurlTransfer: @unchecked Sendable {
         case CURLE_COULDNT_CONNECT:
             var osError = 0
             _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
-            let reason = osError != 0 ? String(cString: strerror(Int32(osError))).lowercased() : Self.connectReason(message)
+            // libcurl keeps the last errno across transfers: it is this failure's only when the
+            // message says a connection was tried.
+            let reason =
+                osError != 0 && message.hasPrefix("Failed to connect")
+                ? String(cString: strerror(Int32(osError))).lowercased() : Self.connectReason(message)
             if let proxy = handle?.proxy {
                 return .proxyFailed(proxy: proxy.display, failure: .unreachable(reason: reason))
             }
@@ -531,10 +535,15 @@ final class CurlTransfer: @unchecked Sendable {
         if code != CURLE_OK, connectStatus != 0, !(200..<300).contains(connectStatus) {
             return .proxyFailed(proxy: proxy, failure: .refusedTunnel(status: connectStatus, target: target))
         }
+        if code != CURLE_OK, message.hasPrefix("Unsupported proxy") {
+            // "Unsupported proxy syntax in '…'" or "Unsupported proxy scheme for '…'": a proxy
+            // URL from the environment, or a configured one that passed Wattle's check but not
+            // libcurl's (a host name with a comma).
+            return .invalidURL(
+                handle?.proxy?.display ?? "http_proxy/https_proxy/all_proxy",
+                reason: "not a usable proxy URL: libcurl cannot read it (\(message))")
+        }
         switch code {
-        case CURLE_COULDNT_RESOLVE_PROXY where message.contains("proxy syntax"):
-            // A proxy URL from the environment (a configured one is checked before sending).
-            return .invalidURL(proxy, reason: "not a usable proxy URL: libcurl cannot read it (\(message))")
         case CURLE_COULDNT_RESOLVE_PROXY:
             return .proxyFailed(proxy: proxy, failure: .unreachable(reason: "its host name did not resolve"))
         case CURLE_PROXY:
@@ -542,13 +551,20 @@ final class CurlTransfer: @unchecked Sendable {
             _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_PROXY_ERROR, &detail)
             switch UInt32(truncatingIfNeeded: detail) {
             case CURLPX_RESOLVE_HOST.rawValue:
-                // A SOCKS4 proxy gets an address: the server's name is resolved here.
+                // With socks4:// and socks5:// (not socks4a or socks5h) libcurl resolves the
+                // server's name itself, and hands the proxy an address.
                 return .cannotResolveHost(request.target.host)
             case CURLPX_REPLY_CONNECTION_REFUSED.rawValue, CURLPX_REPLY_HOST_UNREACHABLE.rawValue,
                 CURLPX_REPLY_NETWORK_UNREACHABLE.rawValue, CURLPX_REPLY_TTL_EXPIRED.rawValue,
-                CURLPX_REPLY_GENERAL_SERVER_FAILURE.rawValue:
+                CURLPX_REPLY_GENERAL_SERVER_FAILURE.rawValue, CURLPX_REQUEST_FAILED.rawValue:
+                // The proxy could not reach the server (SOCKS5's replies, SOCKS4's 91).
                 return .cannotConnect(
                     host: request.target.host, port: request.target.port, reason: "the proxy \(proxy) says: \(message)")
+            case CURLPX_CLOSED.rawValue, CURLPX_RECV_CONNECT.rawValue, CURLPX_RECV_REQACK.rawValue,
+                CURLPX_RECV_AUTH.rawValue, CURLPX_RECV_ADDRESS.rawValue, CURLPX_SEND_CONNECT.rawValue,
+                CURLPX_SEND_REQUEST.rawValue, CURLPX_SEND_AUTH.rawValue:
+                // The connection to the proxy broke during the handshake.
+                return .proxyFailed(proxy: proxy, failure: .unreachable(reason: message))
             default:
                 return .proxyFailed(proxy: proxy, failure: .handshakeFailed(reason: message))
             }

@@ -54,7 +54,7 @@ enum Redaction {
         let trimmed = text.trimmingWhitespace()
         var scheme = "http"
         var rest = Substring(trimmed)
-        if let separator = trimmed.firstRange(of: "://") {
+        if let separator = trimmed.firstRange(of: "://"), isScheme(trimmed[..<separator.lowerBound]) {
             scheme = String(trimmed[..<separator.lowerBound])
             rest = trimmed[separator.upperBound...]
         }
@@ -62,12 +62,24 @@ enum Redaction {
         return escaped(scheme + "://" + rest.prefix { !"/?#".contains($0) })
     }
 
-    /// A libcurl message without credentials: libcurl quotes a URL it cannot read whole
-    /// ("Unsupported proxy syntax in 'http://user:password@…'"), so anything between `://` and
-    /// the last `@`, and anything before an `@` within a word, is left out.
+    /// RFC 3986's `ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`.
+    private static func isScheme(_ text: Substring) -> Bool {
+        guard let first = text.first, first.isASCII, first.isLetter else { return false }
+        return text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) }
+    }
+
+    /// A libcurl message without credentials. libcurl quotes a proxy URL it cannot read whole
+    /// ("Unsupported proxy syntax in 'user:password@…'"), so a quoted part with an `@` is shown
+    /// as ``proxyURL(_:)`` shows it; then anything between `://` and the last `@`, and anything
+    /// before an `@` within a word, is left out.
     static func curlMessage(_ message: String) -> String {
         guard message.contains("@") else { return message }
         var text = message
+        if let open = text.firstIndex(of: "'"), let close = text.lastIndex(of: "'"), open < close,
+            text[text.index(after: open)..<close].contains("@")
+        {
+            text = String(text[...open]) + proxyURL(String(text[text.index(after: open)..<close])) + String(text[close...])
+        }
         if let separator = text.firstRange(of: "://"), let at = text[separator.upperBound...].lastIndex(of: "@") {
             text = String(text[..<separator.upperBound]) + String(text[text.index(after: at)...])
         }
