@@ -113,13 +113,9 @@ public struct Configuration: Sendable {
             switch self {
             case .environment: "environment"
             case .none: "none"
-            case .url(let url): "url(\(Self.redacted(url)))"
+            case .url(let url): "url(\(Redaction.proxyURL(url)))"
             }
         }
-
-        /// `scheme://host:port`, without credentials (`host:port` alone is read as libcurl
-        /// reads it, with `http://`).
-        private static func redacted(_ url: String) -> String { Redaction.proxyURL(url) }
 
         /// The same as ``description``.
         public var debugDescription: String { description }
@@ -128,7 +124,7 @@ public struct Configuration: Sendable {
         public var customMirror: Mirror {
             switch self {
             case .environment, .none: Mirror(self, children: [:])
-            case .url(let url): Mirror(self, children: ["url": Self.redacted(url)])
+            case .url(let url): Mirror(self, children: ["url": Redaction.proxyURL(url)])
             }
         }
     }

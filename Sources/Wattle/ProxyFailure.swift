@@ -17,7 +17,7 @@ public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
     var isTransient: Bool {
         switch self {
         case .unreachable: true
-        case .refusedTunnel(let status, _): [408, 429, 502, 503, 504].contains(status)
+        case .refusedTunnel(let status, _): WattleError.transientStatuses.contains(status)
         case .handshakeFailed: false
         }
     }

@@ -95,10 +95,13 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
         switch self {
         case .timedOut, .connectionLost, .cannotConnect: true
         case .proxyFailed(_, let failure): failure.isTransient
-        case .httpStatus(let response): [408, 429, 502, 503, 504].contains(response.statusCode)
+        case .httpStatus(let response): Self.transientStatuses.contains(response.statusCode)
         default: false
         }
     }
+
+    /// Statuses after which the same request may succeed later, from a server or a proxy.
+    static let transientStatuses: Set<Int> = [408, 429, 502, 503, 504]
 
     /// One line saying what happened, to what, and what to do. Never contains a credential.
     public var description: String {

@@ -532,10 +532,10 @@ final class CurlTransfer: @unchecked Sendable {
         let target = "\(request.target.host):\(request.target.port)"
         var connectStatus = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
-        if code != CURLE_OK, connectStatus != 0, !(200..<300).contains(connectStatus) {
+        if connectStatus != 0, !(200..<300).contains(connectStatus) {
             return .proxyFailed(proxy: proxy, failure: .refusedTunnel(status: connectStatus, target: target))
         }
-        if code != CURLE_OK, message.hasPrefix("Unsupported proxy") {
+        if message.hasPrefix("Unsupported proxy") {
             // "Unsupported proxy syntax in '…'" or "Unsupported proxy scheme for '…'": a proxy
             // URL from the environment, or a configured one that passed Wattle's check but not
             // libcurl's (a host name with a comma).
