@@ -128,7 +128,7 @@ let package = Package(
         .testTarget(
             name: "WattleTests",
             dependencies: [
-                "Wattle", "WattleKeychain", "WattleTesting", "WattleDemoServer",
+                "Wattle", "WattleKeychain", "WattleTesting", "WattleDemoServer", "TestProxies",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSettings
@@ -140,7 +140,13 @@ let package = Package(
         ),
         .testTarget(
             name: "WattleCLITests",
-            dependencies: ["wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer"],
+            dependencies: ["wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer", "TestProxies"],
+            swiftSettings: strictSettings
+        ),
+        // Real proxies (tinyproxy, microsocks) started by the library's and the CLI's tests.
+        .target(
+            name: "TestProxies",
+            path: "Tests/TestProxies",
             swiftSettings: strictSettings
         ),
         // A child process for the keychain's multi-process and SIGKILL tests.

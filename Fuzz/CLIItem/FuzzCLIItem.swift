@@ -20,6 +20,12 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     case .query(let n, let v): (name, separator, value) = (n, "==", v)
     case .stringField(let n, let v): (name, separator, value) = (n, "=", v)
     case .jsonField(let n, let v): (name, separator, value) = (n, ":=", v)
+    case .stringFieldFromFile(let n, let path): (name, separator, value) = (n, "=@", path)
+    case .jsonFieldFromFile(let n, let path): (name, separator, value) = (n, ":=@", path)
+    case .fileUpload(let n, let path): (name, separator, value) = (n, "@", path)
+    case .bodyFile(let path):
+        fuzzCheck(!path.isEmpty && text.hasPrefix("@"), "a body file item from \(text.debugDescription)")
+        return
     case .header(let n, let v):
         // ": ", not ":": leading spaces are dropped from a header value, and without one a value
         // starting with "=" would read as a JSON field ("a:=b"), as in httpie.
@@ -30,7 +36,7 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
     var written = ""
     for character in name {
-        if character == "\\" || character == "=" || character == ":" { written.append("\\") }
+        if character == "\\" || character == "=" || character == ":" || character == "@" { written.append("\\") }
         written.append(character)
     }
     written += separator + value

@@ -4,7 +4,7 @@ import Foundation
 ///
 /// | route | answer |
 /// | --- | --- |
-/// | `/echo` (any method) | JSON: method, path, raw query, headers, body |
+/// | `/echo` (any method) | JSON: method, path, raw query, headers, body (as UTF-8 text, its length, and in base64) |
 /// | `/status/{code}` | that status, with a JSON body naming it |
 /// | `/redirect/{code}?to=URL` | that status with `Location: URL` (default `/echo`) |
 /// | `/redirect-chain/{n}` | `n` redirects, then `/echo` |
@@ -82,6 +82,7 @@ enum TestRoutes {
             "headers": request.headers.map { [$0.0, $0.1] },
             "body": String(decoding: request.body, as: UTF8.self),
             "bodyLength": request.body.count,
+            "bodyBase64": Data(request.body).base64EncodedString(),
         ]
     }
 

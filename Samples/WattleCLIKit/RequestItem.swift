@@ -8,18 +8,31 @@ public enum RequestItem: Equatable, Sendable {
     case jsonField(String, String)
     /// `Header:value`
     case header(String, String)
+    /// `name=@path`: a string field whose value is the file's text.
+    case stringFieldFromFile(String, path: String)
+    /// `name:=@path`: a raw JSON field whose value is the file's JSON.
+    case jsonFieldFromFile(String, path: String)
+    /// `name@path`: a file uploaded as a part of a multipart form (`--form`).
+    case fileUpload(String, path: String)
+    /// `@path`: the whole body from a file; `@-` from standard input.
+    case bodyFile(path: String)
 
     /// Whether the item goes in the body.
     public var isBody: Bool {
         switch self {
-        case .stringField, .jsonField: true
-        default: false
+        case .query, .header: false
+        default: true
         }
     }
 
+    /// The separators, longest first among those that start alike, so that at one position the
+    /// longest wins (`a:=@f` embeds a JSON file, `a:=1` is raw JSON, `a:b` a header).
+    private static let separators = ["==", ":=@", ":=", "=@", "=", ":", "@"]
+
     /// Parses an item: the earliest separator wins, the longest at that position (so `a==b`
-    /// is a query, `a:=1` raw JSON, `a=b:c` a string field). A backslash escapes a separator
-    /// character in the name.
+    /// is a query, `a:=1` raw JSON, `a=b:c` a string field, `a=b@c` a string field). A
+    /// backslash escapes a separator character in the name. An item that starts with `@` is
+    /// the body from a file (`@-`: standard input).
     public static func parse(_ text: String) throws(RequestItemError) -> RequestItem {
         let characters = Array(text)
         var name = ""
@@ -41,21 +54,33 @@ public enum RequestItem: Equatable, Sendable {
                 }
                 return true
             }
-            let separator: String? = has("==") ? "==" : has(":=") ? ":=" : has("=") ? "=" : has(":") ? ":" : nil
-            if let separator {
+            if let separator = separators.first(where: has) {
                 let value = String(characters[(index + separator.count)...])
+                if separator == "@", name.isEmpty {
+                    guard !value.isEmpty else { throw RequestItemError(message: "\"@\" needs a file name (@-: standard input)") }
+                    return .bodyFile(path: value)
+                }
                 guard !name.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"") }
                 switch separator {
                 case "==": return .query(name, value)
                 case ":=": return .jsonField(name, value)
                 case "=": return .stringField(name, value)
-                default: return .header(name, value.drop { $0 == " " }.description)
+                case ":": return .header(name, value.drop { $0 == " " }.description)
+                default:
+                    guard !value.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" needs a file name after \"\(separator)\"") }
+                    switch separator {
+                    case ":=@": return .jsonFieldFromFile(name, path: value)
+                    case "=@": return .stringFieldFromFile(name, path: value)
+                    default: return .fileUpload(name, path: value)
+                    }
                 }
             }
             name.append(character)
             index += 1
         }
-        throw RequestItemError(message: "\"\(text)\" is not an item: use name==value, name=value, name:=json or Header:value")
+        throw RequestItemError(
+            message: "\"\(text)\" is not an item: use name==value, name=value, name:=json, Header:value, "
+                + "name=@file, name:=@file, name@file (with --form) or @file")
     }
 }
 

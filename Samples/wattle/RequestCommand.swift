@@ -28,6 +28,12 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "Follow redirects (by default a 3xx is shown and exits with 3).")
     var follow = false
 
+    @Flag(name: [.short, .long], help: "Send body fields as a form: URL-encoded, or multipart with name@file uploads.")
+    var form = false
+
+    @Flag(name: .customLong("ignore-stdin"), help: "Never read the body from a redirected standard input.")
+    var ignoreStdin = false
+
     func run() async throws {
         do {
             let code = try await send()
@@ -59,24 +65,20 @@ struct RequestCommand: AsyncParsableCommand {
             do { return try RequestItem.parse(word) } catch let error as RequestItemError { throw CLIError.usage(error.message) }
         }
         var request = Request(endpoint)
-        var bodyFields: [(String, String)] = []  // name, JSON text
         for item in items {
             switch item {
             case .query(let name, let value): request.query.append(name, value)
             case .header(let name, let value): request.headers.add(name: name, value: value)
-            case .stringField(let name, let value): bodyFields.append((name, Self.jsonString(value)))
-            case .jsonField(let name, let value):
-                guard JSONPrinter.isJSON(Data(value.utf8)) else {
-                    throw CLIError.usage("the value of \(name):= is not valid JSON: \(value)")
-                }
-                bodyFields.append((name, value))
+            default: continue
             }
         }
-        request.method = method ?? (bodyFields.isEmpty ? .get : .post)
-        if !bodyFields.isEmpty {
-            let object = "{" + bodyFields.map { "\(Self.jsonString($0.0)):\($0.1)" }.joined(separator: ",") + "}"
-            request.body = .data(Data(object.utf8), contentType: "application/json")
-        }
+        // Like httpie, a redirected standard input is the body; only for a method given as one
+        // that takes a body, so that a script's `wattle URL` never waits on an open pipe.
+        let takesStandardInput =
+            !ignoreStdin && method.map { [.post, .put, .patch].contains($0) } == true && InputFile.standardInputHasData
+        let body = try RequestBodyItems.body(for: items, form: form, readStandardInput: takesStandardInput)
+        request.method = method ?? (body == nil ? .get : .post)
+        if let body { request.body = body }
 
         var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
         if follow { configuration.redirects = .follow(maximumHops: 10) }

@@ -21,7 +21,11 @@ struct WattleCLI: AsyncParsableCommand {
             wattle [METHOD] URL [ITEM ...]
               name==value   query parameter         name=value   JSON string field
               name:=json    raw JSON field          Header:value request header
-            METHOD defaults to GET, or POST when there are body items.
+              name=@file    string field from file  name:=@file  JSON field from file
+              name@file     file upload (--form)    @file        the body from a file (@-: stdin)
+            METHOD defaults to GET, or POST when there is a body. With --form (-f), fields
+            are sent URL-encoded, or multipart when a file is uploaded. POST, PUT and PATCH
+            with no body items read a redirected standard input (--ignore-stdin: never).
 
             Exit codes: 0 for 2xx, 3 for an unfollowed 3xx, 4 for 4xx, 5 for 5xx,
             2 for network, TLS and timeout errors, 1 for usage and other errors.

@@ -17,6 +17,26 @@ struct CLIKitTests {
         #expect(throws: RequestItemError.self) { try RequestItem.parse("plainword") }
     }
 
+    @Test("file items, httpie's: name=@file, name:=@file, name@file, @file and @-; an @ after another separator is text")
+    func fileItems() throws {
+        #expect(try RequestItem.parse("note=@notes/a.txt") == .stringFieldFromFile("note", path: "notes/a.txt"))
+        #expect(try RequestItem.parse("data:=@d.json") == .jsonFieldFromFile("data", path: "d.json"))
+        #expect(try RequestItem.parse("photo@/tmp/koala.jpg") == .fileUpload("photo", path: "/tmp/koala.jpg"))
+        #expect(try RequestItem.parse("@body.xml") == .bodyFile(path: "body.xml"))
+        #expect(try RequestItem.parse("@-") == .bodyFile(path: "-"))
+        #expect(try RequestItem.parse("email=ada@example.com") == .stringField("email", "ada@example.com"))
+        #expect(try RequestItem.parse("q==@home") == .query("q", "@home"))
+        #expect(try RequestItem.parse("From:ada@example.com") == .header("From", "ada@example.com"))
+        #expect(try RequestItem.parse(#"user\@host=1"#) == .stringField("user@host", "1"))
+        #expect(try RequestItem.parse("a=b@c") == .stringField("a", "b@c"))
+        #expect(RequestItem.bodyFile(path: "x").isBody && RequestItem.fileUpload("a", path: "x").isBody)
+        #expect(!RequestItem.query("a", "b").isBody)
+        for bad in ["@", "a=@", "a:=@", "a@"] {
+            #expect(throws: RequestItemError.self, "\(bad)") { try RequestItem.parse(bad) }
+        }
+        #expect(throws: RequestItemError.self) { try RequestItem.parse("=@file") }
+    }
+
     @Test("JSON is re-indented in the server's key order, coloured only when asked")
     func prettyJSON() {
         let text = #"{"z":1,"a":[true,null,"x"],"o":{},"s":"a,b:{c}"}"#

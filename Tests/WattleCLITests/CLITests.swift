@@ -25,19 +25,34 @@ enum CLI {
         return URL(fileURLWithPath: ".build/debug/wattle")
     }()
 
+    /// The child's standard input.
+    enum Input {
+        /// `/dev/null`.
+        case none
+        /// A pipe holding these bytes (at most 64 KB, the pipe's buffer), then closed.
+        case pipe(Data)
+        /// A file, as a shell's `< file` gives it.
+        case file(URL)
+    }
+
     /// Runs the binary on a thread of its own (never blocking the cooperative pool).
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], wrapper: [String] = [], binary: URL = CLI.binary
+        _ arguments: [String], environment: [String: String] = [:], input: Input = .none, wrapper: [String] = [],
+        binary: URL = CLI.binary
     ) async throws -> Result {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
                 continuation.resume(
-                    with: Swift.Result { try runBlocking(arguments, environment: environment, wrapper: wrapper, binary: binary) })
+                    with: Swift.Result {
+                        try runBlocking(arguments, environment: environment, input: input, wrapper: wrapper, binary: binary)
+                    })
             }.start()
         }
     }
 
-    static func runBlocking(_ arguments: [String], environment: [String: String], wrapper: [String], binary: URL) throws -> Result {
+    static func runBlocking(
+        _ arguments: [String], environment: [String: String], input: Input = .none, wrapper: [String], binary: URL
+    ) throws -> Result {
         let process = Process()
         if wrapper.isEmpty {
             process.executableURL = binary
@@ -56,8 +71,24 @@ enum CLI {
         let err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        var inputPipe: Pipe?
+        switch input {
+        case .none:
+            process.standardInput = FileHandle.nullDevice
+        case .pipe(let data):
+            // Written before the child starts: it fits the pipe's buffer, and no write can meet
+            // a reader that has gone (SIGPIPE).
+            precondition(data.count <= 65_536, "more than a pipe's buffer")
+            let pipe = Pipe()
+            try pipe.fileHandleForWriting.write(contentsOf: data)
+            process.standardInput = pipe
+            inputPipe = pipe
+        case .file(let url):
+            process.standardInput = try FileHandle(forReadingFrom: url)
+        }
         try process.run()
+        // The child holds its own end: closing ours is the end of its input.
+        try inputPipe?.fileHandleForWriting.close()
         // Read stderr on a thread of its own while stdout is read here, so neither pipe fills
         // up and blocks the child. (Not a Task: the cooperative pool must not be blocked.)
         let box = Box()
@@ -81,6 +112,9 @@ struct Echo: Decodable {
     var query: String
     var headers: [[String]]
     var body: String
+    var bodyBase64: String
+    /// The body's bytes.
+    var bodyData: Data { Data(base64Encoded: bodyBase64) ?? Data() }
     func header(_ name: String) -> String? { headers.first { $0[0].lowercased() == name.lowercased() }?[1] }
 }
 

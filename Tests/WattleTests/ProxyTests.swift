@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Wattle
+import TestProxies
 import WattleDemoServer
 
 /// Requests through real proxies on 127.0.0.1 (tinyproxy and microsocks, see ``LocalProxy``):

@@ -11,19 +11,21 @@ import Foundation
 /// - ``microsocks(credentials:)``: a SOCKS5 proxy (Debian's `microsocks`). Its log holds a line
 ///   per connection it made for a client.
 ///
-/// `make test` installs both.
-final class LocalProxy: @unchecked Sendable {
+/// `make test` installs both. Shared by the library's and the CLI's tests.
+public final class LocalProxy: @unchecked Sendable {
     /// The name tinyproxy puts in the `Via` header of forwarded requests.
-    static let viaName = "wattle-test-proxy"
+    public static let viaName = "wattle-test-proxy"
 
-    let port: Int
-    let scheme: String
+    /// The port it listens on, on 127.0.0.1.
+    public let port: Int
+    /// The scheme of its URL: `http` or `socks5h`.
+    public let scheme: String
     private let process: Process
     private let folder: URL
     private let log: URL
 
     /// An HTTP proxy; with `credentials`, it demands them (`BasicAuth`).
-    static func tinyproxy(credentials: (user: String, password: String)? = nil) throws -> LocalProxy {
+    public static func tinyproxy(credentials: (user: String, password: String)? = nil) throws -> LocalProxy {
         try LocalProxy(executable: "/usr/bin/tinyproxy", package: "tinyproxy-bin", scheme: "http", log: "tinyproxy.log") {
             port, folder, log in
             var lines = [
@@ -38,7 +40,7 @@ final class LocalProxy: @unchecked Sendable {
     }
 
     /// A SOCKS5 proxy; with `credentials`, it demands them (user name and password).
-    static func microsocks(credentials: (user: String, password: String)? = nil) throws -> LocalProxy {
+    public static func microsocks(credentials: (user: String, password: String)? = nil) throws -> LocalProxy {
         try LocalProxy(executable: "/usr/bin/microsocks", package: "microsocks", scheme: "socks5h", log: "output.log") {
             port, _, _ in
             ["-i", "127.0.0.1", "-p", "\(port)"] + (credentials.map { ["-u", $0.user, "-P", $0.password] } ?? [])
@@ -56,12 +58,13 @@ final class LocalProxy: @unchecked Sendable {
             throw LocalProxyError("\(executable) is missing: `make test` installs it (Debian package \(package))")
         }
         self.scheme = scheme
-        folder = try temporaryFolder()
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-proxy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         log = folder.appendingPathComponent(logName)
         let outputFile = folder.appendingPathComponent("output.log")
         // A free port can be taken between finding and binding it: try a few.
         for _ in 0..<5 {
-            let port = try refusedPort()
+            let port = try Self.freePort()
             _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
             let output = try FileHandle(forWritingTo: outputFile)
             let process = Process()
@@ -85,14 +88,14 @@ final class LocalProxy: @unchecked Sendable {
     deinit { stop() }
 
     /// `scheme://127.0.0.1:port`, with `user:password@` when given.
-    func url(user: String? = nil, password: String? = nil) -> String {
+    public func url(user: String? = nil, password: String? = nil) -> String {
         let credentials = user.map { "\($0):\(password ?? "")@" } ?? ""
         return "\(scheme)://\(credentials)127.0.0.1:\(port)"
     }
 
     /// tinyproxy's request lines, in order (`GET http://127.0.0.1:8080/echo HTTP/1.1`,
     /// `CONNECT 127.0.0.1:8443 HTTP/1.1`).
-    func requestLines() -> [String] {
+    public func requestLines() -> [String] {
         logLines().compactMap { line in
             guard line.contains("Request (file descriptor"), let colon = line.firstRange(of: "): ") else { return nil }
             return String(line[colon.upperBound...])
@@ -100,7 +103,7 @@ final class LocalProxy: @unchecked Sendable {
     }
 
     /// microsocks's connections for clients, in order (`127.0.0.1:8443`).
-    func socksConnections() -> [String] {
+    public func socksConnections() -> [String] {
         logLines().compactMap { line in
             guard let marker = line.firstRange(of: "connected to ") else { return nil }
             return String(line[marker.upperBound...])
@@ -114,7 +117,7 @@ final class LocalProxy: @unchecked Sendable {
 
     /// Stops the proxy (idempotent). `SIGKILL`, not `SIGTERM`: on `SIGTERM` tinyproxy waits for
     /// its open connections, which a session keeps alive, for up to its 30 s timeout.
-    func stop() {
+    public func stop() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -130,6 +133,25 @@ final class LocalProxy: @unchecked Sendable {
             usleep(20_000)
         }
         return false
+    }
+
+    /// A port of 127.0.0.1 that nothing listens on: bound, read and closed.
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw LocalProxyError("socket: \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard bound == 0, named == 0 else { throw LocalProxyError("cannot find a free port: \(String(cString: strerror(errno)))") }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     private static func canConnect(port: Int) -> Bool {
@@ -148,7 +170,9 @@ final class LocalProxy: @unchecked Sendable {
     }
 }
 
-struct LocalProxyError: Error, CustomStringConvertible {
-    let description: String
+/// A test proxy that could not start.
+public struct LocalProxyError: Error, CustomStringConvertible {
+    /// What went wrong, and what to install.
+    public let description: String
     init(_ description: String) { self.description = description }
 }

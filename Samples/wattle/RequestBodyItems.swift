@@ -1,0 +1,122 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Wattle
+import WattleCLIKit
+
+/// The body a command line asks for, httpie-style: its fields as a JSON object (by default) or
+/// a form (`--form`: URL-encoded, or multipart when it uploads a file), or one whole file
+/// (`@file`, `@-` for standard input).
+enum RequestBodyItems {
+    private enum Field {
+        case string(String)
+        case json(String)
+        case file(path: String, bytes: [UInt8])
+    }
+
+    /// The body for `items` (items that are not body items are skipped), or nil for none.
+    ///
+    /// - Parameters:
+    ///   - form: `--form`: fields are form fields, and `name@file` uploads are allowed.
+    ///   - readStandardInput: with no body items, take the body from standard input.
+    static func body(for items: [RequestItem], form: Bool, readStandardInput: Bool) throws -> RequestBody? {
+        var fields: [(String, Field)] = []
+        var bodyFile: String?
+        for item in items {
+            switch item {
+            case .query, .header:
+                continue
+            case .stringField(let name, let value):
+                fields.append((name, .string(value)))
+            case .jsonField(let name, let value):
+                guard !form else { throw CLIError.usage("\(name):= is a JSON field: not with --form (use \(name)=value)") }
+                guard JSONPrinter.isJSON(Data(value.utf8)) else {
+                    throw CLIError.usage("the value of \(name):= is not valid JSON: \(value)")
+                }
+                fields.append((name, .json(value)))
+            case .stringFieldFromFile(let name, let path):
+                guard let text = String(validating: try read(path), as: UTF8.self) else {
+                    throw CLIError.usage("\(name)=@\(path): the file is not UTF-8 text (upload it with --form and \(name)@\(path))")
+                }
+                fields.append((name, .string(text)))
+            case .jsonFieldFromFile(let name, let path):
+                guard !form else { throw CLIError.usage("\(name):=@ is a JSON field: not with --form (use \(name)=@\(path))") }
+                let bytes = try read(path)
+                guard JSONPrinter.isJSON(Data(bytes)), let text = String(validating: bytes, as: UTF8.self) else {
+                    throw CLIError.usage("\(name):=@\(path): the file is not valid JSON")
+                }
+                fields.append((name, .json(trimmed(text))))
+            case .fileUpload(let name, let path):
+                guard form else { throw CLIError.usage("\(name)@\(path) uploads a file: it needs --form (-f)") }
+                fields.append((name, .file(path: path, bytes: try read(path))))
+            case .bodyFile(let path):
+                guard bodyFile == nil else { throw CLIError.usage("only one @file can be the body") }
+                bodyFile = path
+            }
+        }
+        if let bodyFile {
+            guard fields.isEmpty else { throw CLIError.usage("the body from @\(bodyFile) cannot be mixed with body fields") }
+            return whole(try read(bodyFile), named: bodyFile)
+        }
+        if fields.isEmpty {
+            return readStandardInput ? whole(try read("-"), named: "-") : nil
+        }
+        guard form else { return json(fields) }
+        return fields.contains(where: { if case .file = $0.1 { true } else { false } }) ? multipart(fields) : urlEncoded(fields)
+    }
+
+    /// Text without the whitespace around it (a JSON file's last newline).
+    private static func trimmed(_ text: String) -> String {
+        let start = text.drop(while: \.isWhitespace)
+        guard let last = start.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        return String(start[...last])
+    }
+
+    private static func read(_ path: String) throws -> [UInt8] {
+        do { return try InputFile.read(path) } catch { throw CLIError.failed(error.description) }
+    }
+
+    /// A whole body: its type from the file name, or for standard input JSON when it is JSON.
+    private static func whole(_ bytes: [UInt8], named path: String) -> RequestBody {
+        let data = Data(bytes)
+        let type =
+            path == "-"
+            ? (JSONPrinter.isJSON(data) ? "application/json" : "application/octet-stream")
+            : InputFile.mediaType(forFileName: path)
+        return .data(data, contentType: type)
+    }
+
+    private static func json(_ fields: [(String, Field)]) -> RequestBody {
+        // File uploads are refused without --form, above.
+        let members = fields.compactMap { name, field -> String? in
+            switch field {
+            case .string(let text): "\(RequestCommand.jsonString(name)):\(RequestCommand.jsonString(text))"
+            case .json(let text): "\(RequestCommand.jsonString(name)):\(text)"
+            case .file: nil
+            }
+        }
+        return .data(Data(("{" + members.joined(separator: ",") + "}").utf8), contentType: "application/json")
+    }
+
+    private static func urlEncoded(_ fields: [(String, Field)]) -> RequestBody {
+        // JSON fields are refused with --form, and a file makes the form multipart.
+        .form(Parameters(fields.compactMap { name, field -> (String, any Sendable)? in
+            guard case .string(let text) = field else { return nil }
+            return (name, text)
+        }))
+    }
+
+    private static func multipart(_ fields: [(String, Field)]) -> RequestBody {
+        .multipart(fields.map { name, field in
+            switch field {
+            case .string(let text), .json(let text):
+                return .field(name, text)
+            case .file(let path, let bytes):
+                let filename = path.split(separator: "/").last.map(String.init) ?? path
+                return .file(name, filename: filename, contentType: InputFile.mediaType(forFileName: filename), data: Data(bytes))
+            }
+        })
+    }
+}

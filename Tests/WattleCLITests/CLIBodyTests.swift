@@ -1,0 +1,226 @@
+import Foundation
+import TestProxies
+import Testing
+import WattleDemoServer
+
+/// Bodies from files, standard input and forms, and `--proxy`: the `wattle` binary against the
+/// demo server's `/echo`, which answers with the bytes it received.
+@Suite("The wattle CLI: bodies from files, stdin and forms; --proxy", .serialized)
+struct CLIBodyTests {
+    /// A folder with the files the items name: text with quotes and a newline, JSON, and 300
+    /// bytes that are not UTF-8.
+    struct Files {
+        let folder: URL
+        let text = "hello \"world\"\nline 2 é"
+        let json = "{\"a\": [1, 2], \"b\": null}\n"
+        let binary = Data((0..<300).map { UInt8(($0 * 7 + 0x80) % 256) })
+
+        init() throws {
+            folder = try temporaryFolder()
+            try Data(text.utf8).write(to: path("note.txt"))
+            try Data(json.utf8).write(to: path("data.json"))
+            try binary.write(to: path("blob.bin"))
+            try Data("not json".utf8).write(to: path("bad.json"))
+        }
+
+        func path(_ name: String) -> URL { folder.appendingPathComponent(name) }
+        func arg(_ name: String) -> String { path(name).path }
+        func remove() { try? FileManager.default.removeItem(at: folder) }
+    }
+
+    @Test("name=@file and name:=@file embed a file's text and JSON; @file sends it whole, typed by its extension")
+    func fileItems() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let url = server.url("echo").absoluteString
+
+        let embedded = try await CLI.run([url, "note=@" + files.arg("note.txt"), "data:=@" + files.arg("data.json"), "n:=1"])
+        #expect(embedded.status == 0, "\(embedded.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: embedded.stdout)
+        #expect(echo.method == "POST")
+        #expect(echo.header("Content-Type") == "application/json")
+        let object = try JSONSerialization.jsonObject(with: echo.bodyData) as? [String: Any]
+        #expect(object?["note"] as? String == files.text)
+        #expect((object?["data"] as? [String: Any])?["a"] as? [Int] == [1, 2])
+        #expect(object?["n"] as? Int == 1)
+        // The JSON file's own text, without its last newline, in the order given.
+        #expect(echo.body == #"{"note":"hello \"world\"\nline 2 é","data":{"a": [1, 2], "b": null},"n":1}"#)
+
+        let whole = try await CLI.run(["PUT", url, "@" + files.arg("data.json")])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let wholeEcho = try JSONDecoder().decode(Echo.self, from: whole.stdout)
+        #expect(wholeEcho.method == "PUT")
+        #expect(wholeEcho.bodyData == Data(files.json.utf8))
+        #expect(wholeEcho.header("Content-Type") == "application/json")
+
+        let binary = try await CLI.run([url, "@" + files.arg("blob.bin"), "X-Trace:1"])
+        #expect(binary.status == 0, "\(binary.stderr)")
+        let binaryEcho = try JSONDecoder().decode(Echo.self, from: binary.stdout)
+        #expect(binaryEcho.method == "POST", "a body makes the method POST")
+        #expect(binaryEcho.bodyData == files.binary, "the bytes arrive as they are on disk")
+        #expect(binaryEcho.header("Content-Type") == "application/octet-stream")
+
+        // A Content-Type header item wins over the one the file name suggests.
+        let typed = try await CLI.run([url, "@" + files.arg("note.txt"), "Content-Type:text/markdown"])
+        let typedEcho = try JSONDecoder().decode(Echo.self, from: typed.stdout)
+        #expect(typedEcho.header("Content-Type") == "text/markdown")
+        #expect(typedEcho.body == files.text)
+    }
+
+    @Test("a file that cannot be used fails before anything is sent: exit 1, one line naming it")
+    func unusableFiles() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let url = server.url("echo").absoluteString
+        let cases: [([String], String)] = [
+            (["a=@" + files.arg("missing.txt")], "cannot read \"\(files.arg("missing.txt"))\": No such file or directory"),
+            (["@" + files.folder.path], "it is a folder"),
+            (["a:=@" + files.arg("bad.json")], "a:=@\(files.arg("bad.json")): the file is not valid JSON"),
+            (["a=@" + files.arg("blob.bin")], "the file is not UTF-8 text"),
+            (["up@" + files.arg("note.txt")], "uploads a file: it needs --form (-f)"),
+            (["a=1", "@" + files.arg("note.txt")], "cannot be mixed with body fields"),
+            (["@" + files.arg("note.txt"), "@" + files.arg("data.json")], "only one @file can be the body"),
+            (["-f", "a:=1"], "a:= is a JSON field: not with --form"),
+            (["@"], "\"@\" needs a file name"),
+        ]
+        for (items, message) in cases {
+            let result = try await CLI.run([url] + items)
+            #expect(result.status == 1, "\(items): \(result.stderr)")
+            #expect(result.stderr.contains(message), "\(items): \(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(items): \(result.stderr)")
+            #expect(result.stdout.isEmpty, "\(items): something was sent")
+        }
+    }
+
+    @Test("standard input: @- reads it; POST, PUT and PATCH read a redirected one; GET and --ignore-stdin do not")
+    func standardInput() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let url = server.url("echo").absoluteString
+        func echo(_ arguments: [String], _ input: CLI.Input) async throws -> Echo {
+            let result = try await CLI.run(arguments, input: input)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+            return try JSONDecoder().decode(Echo.self, from: result.stdout)
+        }
+
+        let piped = try await echo([url, "@-"], .pipe(files.binary))
+        #expect(piped.method == "POST")
+        #expect(piped.bodyData == files.binary)
+        #expect(piped.header("Content-Type") == "application/octet-stream")
+
+        // `wattle PUT URL < data.json`, and `… | wattle PATCH URL`: JSON is sent as JSON.
+        let redirected = try await echo(["PUT", url], .file(files.path("data.json")))
+        #expect(redirected.bodyData == Data(files.json.utf8))
+        #expect(redirected.header("Content-Type") == "application/json")
+        let patched = try await echo(["PATCH", url], .pipe(Data(files.json.utf8)))
+        #expect(patched.method == "PATCH")
+        #expect(patched.bodyData == Data(files.json.utf8))
+
+        // Not read: a GET, the method left to default, --ignore-stdin, body items given, or no
+        // redirection at all (/dev/null is a device).
+        for (arguments, input) in [
+            (["GET", url], CLI.Input.file(files.path("data.json"))),
+            ([url], .file(files.path("data.json"))),
+            (["POST", url, "--ignore-stdin"], .file(files.path("data.json"))),
+            (["POST", url], .none),
+        ] {
+            let result = try await echo(arguments, input)
+            #expect(result.bodyData.isEmpty, "\(arguments) read standard input")
+        }
+        let fields = try await echo(["POST", url, "a=1"], .file(files.path("data.json")))
+        #expect(fields.body == #"{"a":"1"}"#)
+    }
+
+    @Test("--form: fields URL-encoded; with name@file, multipart with the file's name, type and exact bytes")
+    func forms() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let url = server.url("echo").absoluteString
+
+        let encoded = try await CLI.run(["-f", url, "name=Ada Lovelace", "q=a&b=c", "note=@" + files.arg("note.txt")])
+        #expect(encoded.status == 0, "\(encoded.stderr)")
+        let encodedEcho = try JSONDecoder().decode(Echo.self, from: encoded.stdout)
+        #expect(encodedEcho.method == "POST")
+        #expect(encodedEcho.header("Content-Type") == "application/x-www-form-urlencoded")
+        #expect(
+            encodedEcho.body
+                == "name=Ada%20Lovelace&q=a%26b%3Dc&note=hello%20%22world%22%0Aline%202%20%C3%A9")
+
+        let multipart = try await CLI.run(["--form", "PUT", url, "title=Koala", "photo@" + files.arg("blob.bin"), "doc@" + files.arg("data.json")])
+        #expect(multipart.status == 0, "\(multipart.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: multipart.stdout)
+        #expect(echo.method == "PUT")
+        let type = try #require(echo.header("Content-Type"))
+        #expect(type.hasPrefix("multipart/form-data; boundary="))
+        let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
+        let parts = Self.parts(of: echo.bodyData, boundary: boundary)
+        #expect(parts.count == 3)
+        #expect(parts.first?.head == #"Content-Disposition: form-data; name="title""#)
+        #expect(parts.first?.body == Data("Koala".utf8))
+        #expect(parts.dropFirst().first?.head == """
+            Content-Disposition: form-data; name="photo"; filename="blob.bin"\r
+            Content-Type: application/octet-stream
+            """)
+        #expect(parts.dropFirst().first?.body == files.binary)
+        #expect(parts.last?.head.contains(#"name="doc"; filename="data.json""#) == true)
+        #expect(parts.last?.head.contains("Content-Type: application/json") == true)
+        #expect(parts.last?.body == Data(files.json.utf8))
+    }
+
+    @Test("--proxy sends through that proxy even when no_proxy and http_proxy say otherwise; its password never shows")
+    func proxyOption() async throws {
+        let server = try await Servers.plain.value
+        let proxy = try LocalProxy.tinyproxy(credentials: ("wattle", "pr0xy-s3cret"))
+        defer { proxy.stop() }
+        let url = server.url("echo").absoluteString
+        let dead = "http://127.0.0.1:\(try DemoServerPort.free())"
+        // no_proxy lists the server, http_proxy names a proxy that is not there: a configured
+        // proxy ignores both (CURLOPT_NOPROXY "").
+        let environment = ["no_proxy": "*", "NO_PROXY": "*", "http_proxy": dead]
+
+        let result = try await CLI.run(
+            ["--proxy", proxy.url(user: "wattle", password: "pr0xy-s3cret"), url, "a=1"], environment: environment)
+        #expect(result.status == 0, "\(result.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+        #expect(echo.header("Via")?.contains(LocalProxy.viaName) == true, "the request did not pass the proxy")
+        #expect(echo.header("Proxy-Authorization") == nil, "the proxy's credentials went on to the server")
+        #expect(proxy.requestLines().contains { $0.hasPrefix("POST \(url) ") }, "\(proxy.requestLines())")
+
+        // Wrong password, a proxy that is not there, a URL that is not a proxy's: the right exit
+        // code and one line, never the password.
+        let cases: [(String, Int32, String)] = [
+            // tinyproxy refuses a plain-http request with 401 (not 407): the proxy's answer.
+            (proxy.url(user: "wattle", password: "wr0ng-s3cret"), 4, "HTTP 401"),
+            ("http://wattle:pr0xy-s3cret@127.0.0.1:\(try DemoServerPort.free())", 2, "cannot reach it"),
+            ("http://wattle:pr0xy-s3cret@127.0.0.1:3128/path", 1, "not a usable proxy URL"),
+        ]
+        for (proxyURL, status, message) in cases {
+            let failed = try await CLI.run(["--proxy", proxyURL, url], environment: environment)
+            #expect(failed.status == status, "\(failed.stderr)")
+            #expect(failed.stderr.contains(message), "\(failed.stderr)")
+            #expect(!failed.stderr.contains("s3cret"), "\(failed.stderr)")
+        }
+    }
+
+    /// The parts of a multipart body: each part's header lines and its bytes.
+    static func parts(of body: Data, boundary: String) -> [(head: String, body: Data)] {
+        let delimiter = Data("--\(boundary)".utf8)
+        var parts: [(head: String, body: Data)] = []
+        var rest = body[...]
+        while let start = rest.range(of: delimiter) {
+            rest = rest[start.upperBound...]
+            guard rest.starts(with: Data("\r\n".utf8)) else { break }  // "--": the end
+            rest = rest.dropFirst(2)
+            guard let end = rest.range(of: delimiter), let blank = rest.range(of: Data("\r\n\r\n".utf8)) else { break }
+            let head = String(decoding: rest[rest.startIndex..<blank.lowerBound], as: UTF8.self)
+            let content = rest[blank.upperBound..<(end.lowerBound - 2)]  // the CRLF before the delimiter
+            parts.append((head, Data(content)))
+            rest = rest[end.lowerBound...]
+        }
+        return parts
+    }
+}
