@@ -130,6 +130,7 @@ let package = Package(
             dependencies: [
                 "Wattle", "WattleKeychain", "WattleTesting", "WattleDemoServer", "TestProxies",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings
         ),
@@ -140,7 +141,10 @@ let package = Package(
         ),
         .testTarget(
             name: "WattleCLITests",
-            dependencies: ["wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer", "TestProxies"],
+            dependencies: [
+                "wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer", "TestProxies",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: strictSettings
         ),
         // Real proxies (tinyproxy, microsocks) started by the library's and the CLI's tests.

@@ -1,7 +1,8 @@
 // libFuzzer target: the `wattle` CLI's item parser (`RequestItem.parse`).
 //
-// Properties: parsing never crashes; a parsed item has a non-empty name; for ASCII input, the
-// item written back (separators in the name escaped) parses to the same item.
+// Properties: parsing never crashes; a parsed item has a non-empty name (a body file, a
+// non-empty path); for ASCII input, the item written back (separators in the name escaped, and
+// an `@` that starts a field's value) parses to the same item.
 
 import WattleCLIKit
 import WattleFuzzSupport
@@ -24,7 +25,7 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     case .jsonFieldFromFile(let n, let path): (name, separator, value) = (n, ":=@", path)
     case .fileUpload(let n, let path): (name, separator, value) = (n, "@", path)
     case .bodyFile(let path):
-        fuzzCheck(!path.isEmpty && text.hasPrefix("@"), "a body file item from \(text.debugDescription)")
+        fuzzCheck(text.hasPrefix("@") && path == String(text.dropFirst()) && !path.isEmpty, "\(item) from \(text.debugDescription)")
         return
     case .header(let n, let v):
         // ": ", not ":": leading spaces are dropped from a header value, and without one a value
@@ -39,7 +40,9 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
         if character == "\\" || character == "=" || character == ":" || character == "@" { written.append("\\") }
         written.append(character)
     }
-    written += separator + value
+    // A field's value that starts with "@" is written escaped (`a=\@x`), or it would name a file.
+    let escapedAt = (separator == "=" || separator == ":=") && value.hasPrefix("@")
+    written += separator + (escapedAt ? "\\" : "") + value
     let again = try? RequestItem.parse(written)
     fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
 }

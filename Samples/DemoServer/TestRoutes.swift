@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The routes Wattle's tests use.
@@ -17,6 +18,7 @@ import Foundation
 /// | `/gzip` | a gzip-encoded JSON body |
 /// | `/response-headers?name=value` | those headers, repeated names kept |
 /// | `/flaky/{id}?failures=N&status=S&retry_after=T` | status S (with `Retry-After: T`) N times, then 200 |
+/// | `/digest` (any method) | JSON: method, the body's length and SHA-256 (hex), its `Content-Type` |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -64,7 +66,10 @@ enum TestRoutes {
                 if let retryAfter = request.queryValue("retry_after") { headers.append(("Retry-After", retryAfter)) }
                 return .respond(status: status, headers: headers, body: Array(#"{"error":"try again"}"#.utf8))
             }
-            return json(200, ["attempt": request.hitCount])
+            return json(200, ["attempt": request.hitCount, "bodyLength": request.body.count, "sha256": sha256(request.body)])
+        case ("digest", _):
+            let type = request.headers.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
+            return json(200, ["method": request.method, "length": request.body.count, "sha256": sha256(request.body), "contentType": type])
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):
@@ -84,6 +89,14 @@ enum TestRoutes {
             "bodyLength": request.body.count,
             "bodyBase64": Data(request.body).base64EncodedString(),
         ]
+    }
+
+    /// The SHA-256 of bytes, in lowercase hex.
+    static func sha256(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
     }
 
     static func json(_ status: Int, _ object: [String: any Sendable]) -> RouteOutcome {

@@ -20,6 +20,16 @@ public enum InputFile {
         return try readAll(descriptor: descriptor, name: path)
     }
 
+    /// Whether `path` names a regular file that can be opened for reading (what can be streamed
+    /// as a body: not a folder, a pipe or a device).
+    public static func isRegularFile(_ path: String) -> Bool {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        var status = stat()
+        return fstat(descriptor, &status) == 0 && status.st_mode & S_IFMT == S_IFREG
+    }
+
     /// Whether standard input is redirected from a file or a pipe (not a terminal, not
     /// `/dev/null` or another device), so that reading it ends with the data.
     public static var standardInputHasData: Bool {

@@ -31,8 +31,9 @@ public enum RequestItem: Equatable, Sendable {
 
     /// Parses an item: the earliest separator wins, the longest at that position (so `a==b`
     /// is a query, `a:=1` raw JSON, `a=b:c` a string field, `a=b@c` a string field). A
-    /// backslash escapes a separator character in the name. An item that starts with `@` is
-    /// the body from a file (`@-`: standard input).
+    /// backslash escapes a separator character in the name, and an `@` that starts the value
+    /// of `name=` or `name:=` (`name=\@text`: the text, not a file). An item that starts with
+    /// `@` is the body from a file (`@-`: standard input).
     public static func parse(_ text: String) throws(RequestItemError) -> RequestItem {
         let characters = Array(text)
         var name = ""
@@ -61,10 +62,12 @@ public enum RequestItem: Equatable, Sendable {
                     return .bodyFile(path: value)
                 }
                 guard !name.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"") }
+                // `name=\@text` is the text `@text`, not a file (httpie's escape).
+                let literal = value.hasPrefix("\\@") ? String(value.dropFirst()) : value
                 switch separator {
                 case "==": return .query(name, value)
-                case ":=": return .jsonField(name, value)
-                case "=": return .stringField(name, value)
+                case ":=": return .jsonField(name, literal)
+                case "=": return .stringField(name, literal)
                 case ":": return .header(name, value.drop { $0 == " " }.description)
                 default:
                     guard !value.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" needs a file name after \"\(separator)\"") }

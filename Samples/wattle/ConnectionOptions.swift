@@ -21,7 +21,9 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "Pin a host's public key: HOST=sha256//BASE64 (repeatable).")
     var pin: [String] = []
 
-    @Option(help: "Send through this proxy (http, https, socks5h://[user:password@]host:port), ignoring http_proxy and no_proxy.")
+    @Option(
+        help: "Send through this proxy (http, https, socks5h://[user:password@]host:port), ignoring http_proxy and no_proxy; \"\" for none."
+    )
     var proxy: String?
 
     @Option(help: "The keychain file holding tokens (a key file PATH.key sits next to it).")
@@ -71,7 +73,7 @@ struct ConnectionOptions: ParsableArguments {
         }
         // An unusable proxy URL fails the request unsent, with an error naming the proxy
         // without its password.
-        if let proxy { configuration.proxy = .url(proxy) }
+        if let proxy { configuration.proxy = proxy.isEmpty ? .none : .url(proxy) }
         if let timeout {
             guard timeout > 0 else { throw CLIError.usage("--timeout must be a positive number of seconds") }
             configuration.timeouts.total = .milliseconds(Int(timeout * 1000))

@@ -43,7 +43,9 @@ enum RequestBodyItems {
                 fields.append((name, .string(text)))
             case .jsonFieldFromFile(let name, let path):
                 guard !form else { throw CLIError.usage("\(name):=@ is a JSON field: not with --form (use \(name)=@\(path))") }
-                let bytes = try read(path)
+                var bytes = try read(path)
+                // A UTF-8 byte order mark (some editors write one) is not part of the JSON.
+                if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
                 guard JSONPrinter.isJSON(Data(bytes)), let text = String(validating: bytes, as: UTF8.self) else {
                     throw CLIError.usage("\(name):=@\(path): the file is not valid JSON")
                 }
@@ -58,10 +60,16 @@ enum RequestBodyItems {
         }
         if let bodyFile {
             guard fields.isEmpty else { throw CLIError.usage("the body from @\(bodyFile) cannot be mixed with body fields") }
+            if bodyFile != "-", InputFile.isRegularFile(bodyFile) {
+                // Streamed from disk as it is sent: a file of any size costs no memory.
+                return .file(URL(fileURLWithPath: bodyFile), contentType: InputFile.mediaType(forFileName: bodyFile))
+            }
             return whole(try read(bodyFile), named: bodyFile)
         }
         if fields.isEmpty {
-            return readStandardInput ? whole(try read("-"), named: "-") : nil
+            // An empty standard input is no body, as if it had not been redirected.
+            guard readStandardInput, case let bytes = try read("-"), !bytes.isEmpty else { return nil }
+            return whole(bytes, named: "-")
         }
         guard form else { return json(fields) }
         return fields.contains(where: { if case .file = $0.1 { true } else { false } }) ? multipart(fields) : urlEncoded(fields)

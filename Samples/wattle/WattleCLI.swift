@@ -23,9 +23,12 @@ struct WattleCLI: AsyncParsableCommand {
               name:=json    raw JSON field          Header:value request header
               name=@file    string field from file  name:=@file  JSON field from file
               name@file     file upload (--form)    @file        the body from a file (@-: stdin)
-            METHOD defaults to GET, or POST when there is a body. With --form (-f), fields
-            are sent URL-encoded, or multipart when a file is uploaded. POST, PUT and PATCH
-            with no body items read a redirected standard input (--ignore-stdin: never).
+            METHOD defaults to GET, or POST when there are body items. With --form (-f),
+            fields are sent URL-encoded, or multipart when a file is uploaded. A literal
+            value that starts with @ is written name=\\@text.
+            With METHOD given as POST, PUT or PATCH and no body items, a standard input
+            redirected from a file or a pipe is read to its end and sent (typed JSON if it
+            parses as JSON); --ignore-stdin turns that off (@- still reads it).
 
             Exit codes: 0 for 2xx, 3 for an unfollowed 3xx, 4 for 4xx, 5 for 5xx,
             2 for network, TLS and timeout errors, 1 for usage and other errors.

@@ -59,6 +59,10 @@ CURLcode wattle_curl_easy_setopt_prereq_function(CURL *handle, wattle_curl_prere
     return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
+CURLcode wattle_curl_easy_setopt_seek_function(CURL *handle, wattle_curl_seek_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, callback);
+}
+
 CURLcode wattle_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

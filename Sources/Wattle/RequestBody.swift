@@ -11,12 +11,15 @@ public import Foundation
 /// let body = RequestBody.json(["name": "Ada", "admin": false])  // ordered JSON object
 /// let body = RequestBody.form(["grant_type": "refresh_token"])
 /// let body = RequestBody.data(bytes, contentType: "image/png")
+/// let body = RequestBody.file(videoURL, contentType: "video/mp4")  // streamed from disk
 /// ```
 public struct RequestBody: Sendable {
     /// The encoded bytes (empty for ``none``).
     public var data: Data
     /// The `Content-Type` sent with the body, unless the request sets its own.
     public var contentType: String?
+    /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty.
+    public private(set) var file: URL?
     /// A JSON object from parameters that could not be encoded; reported when sent.
     var deferredError: WattleError?
 
@@ -73,11 +76,29 @@ public struct RequestBody: Sendable {
         }
     }
 
+    /// A file's bytes, streamed from disk as they are sent: never read into memory whole, so a
+    /// body of any size costs the same memory. The file is opened and its size taken when each
+    /// attempt starts (a retry, a redirect that keeps the body and a retry after a token refresh
+    /// send it again from the start), and sent with that `Content-Length`.
+    ///
+    /// A file that cannot be opened, is not a regular file, or is shorter than its size when the
+    /// attempt started fails the request with ``WattleError/fileError(path:reason:)``; a
+    /// `url` that is not a file URL with ``WattleError/invalidRequest(reason:)``.
+    public static func file(_ url: URL, contentType: String = "application/octet-stream") -> RequestBody {
+        var body = RequestBody(data: Data(), contentType: contentType)
+        if url.isFileURL {
+            body.file = url
+        } else {
+            body.deferredError = .invalidRequest(reason: "a body file must be a file URL, not \(Redaction.url(url.absoluteString))")
+        }
+        return body
+    }
+
     /// A UTF-8 text body, `text/plain; charset=utf-8` unless another type is given.
     public static func text(_ text: String, contentType: String = "text/plain; charset=utf-8") -> RequestBody {
         RequestBody(data: Data(text.utf8), contentType: contentType)
     }
 
     /// Whether this is ``none``.
-    var isNone: Bool { data.isEmpty && contentType == nil && deferredError == nil }
+    var isNone: Bool { data.isEmpty && contentType == nil && deferredError == nil && file == nil }
 }

@@ -220,6 +220,10 @@ public final class Session: Sendable {
             timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
             trust: configuration.trust, download: download)
         prepared.maximumHeaderSize = configuration.maximumHeaderSize
+        if let file = request.body.file {
+            prepared.body = nil
+            prepared.bodyFile = file
+        }
         return prepared
     }
 

@@ -28,8 +28,11 @@ public struct TransportRequest: Sendable {
     }
     /// Every header to send (defaults, user agent and content type already merged in).
     public var headers: HTTPHeaders
-    /// The body bytes, or `nil` for none.
+    /// The body bytes, or `nil` for none (or for a body streamed from ``bodyFile``).
     public var body: Data?
+    /// The file whose bytes are the body, streamed from its start on every exchange
+    /// (``RequestBody/file(_:contentType:)``); `nil` when the body is ``body``.
+    public var bodyFile: URL?
     /// Timeouts for this exchange.
     public var timeouts: Timeouts
     /// The largest body kept in memory, or `nil` for no limit.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import TestProxies
 import Testing
@@ -21,6 +22,7 @@ struct CLIBodyTests {
             try Data(json.utf8).write(to: path("data.json"))
             try binary.write(to: path("blob.bin"))
             try Data("not json".utf8).write(to: path("bad.json"))
+            try Data([0xEF, 0xBB, 0xBF] + Array(json.utf8)).write(to: path("bom.json"))
         }
 
         func path(_ name: String) -> URL { folder.appendingPathComponent(name) }
@@ -35,7 +37,10 @@ struct CLIBodyTests {
         defer { files.remove() }
         let url = server.url("echo").absoluteString
 
-        let embedded = try await CLI.run([url, "note=@" + files.arg("note.txt"), "data:=@" + files.arg("data.json"), "n:=1"])
+        let embedded = try await CLI.run([
+            url, "note=@" + files.arg("note.txt"), "data:=@" + files.arg("data.json"), "n:=1", #"at=\@home"#,
+            "bom:=@" + files.arg("bom.json"),
+        ])
         #expect(embedded.status == 0, "\(embedded.stderr)")
         let echo = try JSONDecoder().decode(Echo.self, from: embedded.stdout)
         #expect(echo.method == "POST")
@@ -45,7 +50,11 @@ struct CLIBodyTests {
         #expect((object?["data"] as? [String: Any])?["a"] as? [Int] == [1, 2])
         #expect(object?["n"] as? Int == 1)
         // The JSON file's own text, without its last newline, in the order given.
-        #expect(echo.body == #"{"note":"hello \"world\"\nline 2 é","data":{"a": [1, 2], "b": null},"n":1}"#)
+        // A byte order mark before a JSON file's text is dropped.
+        #expect(
+            echo.body
+                == #"{"note":"hello \"world\"\nline 2 é","data":{"a": [1, 2], "b": null},"n":1,"at":"@home","bom":{"a": [1, 2], "b": null}}"#
+        )
 
         let whole = try await CLI.run(["PUT", url, "@" + files.arg("data.json")])
         #expect(whole.status == 0, "\(whole.stderr)")
@@ -63,8 +72,9 @@ struct CLIBodyTests {
 
         // A Content-Type header item wins over the one the file name suggests.
         let typed = try await CLI.run([url, "@" + files.arg("note.txt"), "Content-Type:text/markdown"])
+        #expect(typed.status == 0, "\(typed.stderr)")
         let typedEcho = try JSONDecoder().decode(Echo.self, from: typed.stdout)
-        #expect(typedEcho.header("Content-Type") == "text/markdown")
+        #expect(typedEcho.headers.filter { $0[0].lowercased() == "content-type" }.map { $0[1] } == ["text/markdown"])
         #expect(typedEcho.body == files.text)
     }
 
@@ -126,9 +136,11 @@ struct CLIBodyTests {
             ([url], .file(files.path("data.json"))),
             (["POST", url, "--ignore-stdin"], .file(files.path("data.json"))),
             (["POST", url], .none),
+            (["POST", url], .pipe(Data())),
         ] {
             let result = try await echo(arguments, input)
             #expect(result.bodyData.isEmpty, "\(arguments) read standard input")
+            #expect(result.header("Content-Type") == nil, "\(arguments): a body was sent")
         }
         let fields = try await echo(["POST", url, "a=1"], .file(files.path("data.json")))
         #expect(fields.body == #"{"a":"1"}"#)
@@ -190,6 +202,11 @@ struct CLIBodyTests {
         #expect(echo.header("Proxy-Authorization") == nil, "the proxy's credentials went on to the server")
         #expect(proxy.requestLines().contains { $0.hasPrefix("POST \(url) ") }, "\(proxy.requestLines())")
 
+        // --proxy "": no proxy at all, whatever http_proxy says.
+        let direct = try await CLI.run(["--proxy", "", url], environment: environment)
+        #expect(direct.status == 0, "\(direct.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: direct.stdout).header("Via") == nil)
+
         // Wrong password, a proxy that is not there, a URL that is not a proxy's: the right exit
         // code and one line, never the password.
         let cases: [(String, Int32, String)] = [
@@ -199,11 +216,42 @@ struct CLIBodyTests {
             ("http://wattle:pr0xy-s3cret@127.0.0.1:3128/path", 1, "not a usable proxy URL"),
         ]
         for (proxyURL, status, message) in cases {
-            let failed = try await CLI.run(["--proxy", proxyURL, url], environment: environment)
+            let failed = try await CLI.run(["-v", "--proxy", proxyURL, url], environment: environment)
             #expect(failed.status == status, "\(failed.stderr)")
             #expect(failed.stderr.contains(message), "\(failed.stderr)")
-            #expect(!failed.stderr.contains("s3cret"), "\(failed.stderr)")
+            #expect(!failed.stderr.contains("s3cret") && !failed.text.contains("s3cret"), "\(failed.stderr)")
         }
+    }
+
+    @Test("@file streams a 64 MB file: it arrives whole, from a process that stays under 50 MB")
+    func streamedUpload() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let size = 64 * 1024 * 1024
+        var bytes = [UInt8](repeating: 0, count: size)
+        for index in 0..<size { bytes[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 13) }
+        try Data(bytes).write(to: files.path("big.bin"))
+        let expected = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        bytes = []
+
+        let result = try await CLI.run(
+            ["PUT", server.url("digest").absoluteString, "@" + files.arg("big.bin")], wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Digest: Decodable {
+            var method: String
+            var length: Int
+            var sha256: String
+            var contentType: String
+        }
+        let digest = try JSONDecoder().decode(Digest.self, from: result.stdout)
+        #expect(digest.method == "PUT" && digest.length == size && digest.sha256 == expected)
+        #expect(digest.contentType == "application/octet-stream")
+        let peakKilobytes = result.stderr.split(separator: "\n").compactMap { line in
+            line.hasPrefix("maxrss=") ? Int(line.dropFirst(7)) : nil
+        }.first
+        // Read whole, the file alone would be 64 MB, and libcurl's copy of it as much again.
+        #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS \(peakKilobytes ?? -1) KB")
     }
 
     /// The parts of a multipart body: each part's header lines and its bytes.

@@ -29,6 +29,9 @@ struct CLIKitTests {
         #expect(try RequestItem.parse("From:ada@example.com") == .header("From", "ada@example.com"))
         #expect(try RequestItem.parse(#"user\@host=1"#) == .stringField("user@host", "1"))
         #expect(try RequestItem.parse("a=b@c") == .stringField("a", "b@c"))
+        #expect(try RequestItem.parse(#"a=\@x"#) == .stringField("a", "@x"), "an escaped @ is text")
+        #expect(try RequestItem.parse(#"a:=\@x"#) == .jsonField("a", "@x"))
+        #expect(try RequestItem.parse(#"q==\@x"#) == .query("q", #"\@x"#), "queries never name files: no escape")
         #expect(RequestItem.bodyFile(path: "x").isBody && RequestItem.fileUpload("a", path: "x").isBody)
         #expect(!RequestItem.query("a", "b").isBody)
         for bad in ["@", "a=@", "a:=@", "a@"] {

@@ -81,6 +81,14 @@ func fetchImage(session: Session) async throws {
 
 import Wattle
 
+func uploadVideo(session: Session) async throws {
+    let video = URL(fileURLWithPath: "/tmp/talk.mp4")
+    let request = Request("videos", method: .put, body: .file(video, contentType: "video/mp4"))
+    print(try await session.send(request).statusCode)
+}
+
+import Wattle
+
 func explore() async throws {
     let user = try await "users/42".get().json()
     print(user["name"]?.stringValue ?? "", user["tags"]?[0]?.stringValue ?? "", user["id"]?.intValue ?? 0)

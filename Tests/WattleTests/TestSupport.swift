@@ -65,7 +65,7 @@ func expectWattleError(
 /// in the kernel's backlog, then nothing happens.
 final class SilentServer: @unchecked Sendable {
     let port: Int
-    private let descriptor: Int32
+    private var descriptor: Int32
 
     init() throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -88,7 +88,13 @@ final class SilentServer: @unchecked Sendable {
         self.port = Int(UInt16(bigEndian: address.sin_port))
     }
 
-    deinit { close(descriptor) }
+    deinit { if descriptor >= 0 { close(descriptor) } }
+
+    /// The listening socket, now the caller's to accept on and close.
+    func takeDescriptor() -> Int32 {
+        defer { descriptor = -1 }
+        return descriptor
+    }
 }
 
 /// A port on 127.0.0.1 where nothing listens (bound, then released).

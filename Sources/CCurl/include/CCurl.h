@@ -31,6 +31,13 @@ typedef int (*wattle_curl_prereq_callback)(void *userdata, char *primary_ip, cha
                                            int local_port);
 CURLcode wattle_curl_easy_setopt_prereq_function(CURL *handle, wattle_curl_prereq_callback callback);
 
+/// `CURLOPT_SEEKFUNCTION` callback shape: moves an upload back (libcurl rewinds to send a body
+/// again, on a new connection); returns a `CURL_SEEKFUNC_*` value.
+typedef int (*wattle_curl_seek_callback)(void *userdata, curl_off_t offset, int origin);
+CURLcode wattle_curl_easy_setopt_seek_function(CURL *handle, wattle_curl_seek_callback callback);
+/// `CURL_READFUNC_ABORT`, which Swift cannot import (a cast macro).
+static const size_t wattle_curl_readfunc_abort = CURL_READFUNC_ABORT;
+
 CURLcode wattle_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode wattle_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);
 CURLcode wattle_curl_easy_getinfo_double(CURL *handle, CURLINFO info, double *value);

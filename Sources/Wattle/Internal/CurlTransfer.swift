@@ -58,6 +58,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// counts decoded ones, so no total is reported (checked for downloads with progress only).
     private var bodyIsEncoded = false
     private var uploadedBytes: curl_off_t = 0
+    /// A body streamed from a file (``TransportRequest/bodyFile``): its descriptor, open from
+    /// `configure` until the engine takes the handle back; its size when this transfer
+    /// started, sent as the `Content-Length`; and how far it has been read.
+    private var uploadDescriptor: Int32 = -1
+    private var uploadSize: Int64 = 0
+    private var uploadOffset: Int64 = 0
     /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
     /// are not stalled, only waiting.
     var connected = false
@@ -73,16 +79,25 @@ final class CurlTransfer: @unchecked Sendable {
         case tooLarge
         case headersTooLarge
         case file(String)
+        /// The body file could not be read to its size.
+        case uploadFile(String)
     }
 
     init(request: TransportRequest) {
         self.request = request
     }
 
-    deinit { closeDownload() }
+    deinit {
+        closeDownload()
+        closeUpload()
+    }
 
-    /// Lets go of the handle once the engine has taken it back.
-    func releaseHandle() { handle = nil }
+    /// Lets go of the handle once the engine has taken it back (and of the body file: curl is
+    /// done reading it).
+    func releaseHandle() {
+        handle = nil
+        closeUpload()
+    }
 
     // MARK: Setup (engine thread)
 
@@ -97,6 +112,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// from the handle's previous transfer.
     func configure(_ handle: EasyHandle) -> WattleError? {
         self.handle = handle
+        if let file = request.bodyFile, let error = openUpload(file) { return error }
         let easy = handle.easy
         handle.errorBuffer.pointee = 0
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -163,7 +179,15 @@ final class CurlTransfer: @unchecked Sendable {
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         let method = request.method.rawValue
-        if let body = request.body {
+        if request.bodyFile != nil {
+            // No POSTFIELDS: curl reads the body through the read callback, this many bytes.
+            check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil), "POSTFIELDS")
+            check(wattle_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
+            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(uploadSize)), "POSTFIELDSIZE")
+            if method != "POST" {
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
+            }
+        } else if let body = request.body {
             check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
             body.withUnsafeBytes { bytes in
                 // COPYPOSTFIELDS copies, so the Data need not outlive this call.
@@ -189,7 +213,9 @@ final class CurlTransfer: @unchecked Sendable {
 
         // Headers: ours, then curl's defaults switched off where we decide.
         check(
-            wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, handle.headerList(for: request.headers, hasBody: request.body != nil)),
+            wattle_curl_easy_setopt_slist(
+                easy, CURLOPT_HTTPHEADER,
+                handle.headerList(for: request.headers, hasBody: request.body != nil || request.bodyFile != nil)),
             "HTTPHEADER")
 
         // Callbacks (the functions are fixed options): this transfer receives them.
@@ -197,7 +223,9 @@ final class CurlTransfer: @unchecked Sendable {
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, me), "HEADERDATA")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, me), "PREREQDATA")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, me), "XFERINFODATA")
-        let watchUploads = request.timeouts.stall != nil && (request.body?.count ?? 0) > 65_536
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, me), "READDATA")
+        check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, me), "SEEKDATA")
+        let watchUploads = request.timeouts.stall != nil && max(request.body?.count ?? 0, Int(uploadSize)) > 65_536
         let progress = request.download?.progress != nil || watchUploads
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, progress ? 0 : 1), "NOPROGRESS")
 
@@ -219,6 +247,21 @@ final class CurlTransfer: @unchecked Sendable {
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+    }
+
+    /// Reads the next piece of a body file (`CURLOPT_READFUNCTION`).
+    static let readCallback: wattle_curl_data_callback = { buffer, size, count, userdata in
+        guard let userdata, let buffer else { return wattle_curl_readfunc_abort }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.readUpload(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+    }
+
+    /// Moves a body file back, for curl to send the body again on another connection
+    /// (`CURLOPT_SEEKFUNCTION`).
+    static let seekCallback: wattle_curl_seek_callback = { userdata, offset, origin in
+        guard let userdata else { return CURL_SEEKFUNC_CANTSEEK }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+        return transfer.seekUpload(to: Int64(offset), origin: origin)
     }
 
     static let prerequestCallback: wattle_curl_prereq_callback = { userdata, _, _, _, _ in
@@ -277,6 +320,60 @@ final class CurlTransfer: @unchecked Sendable {
         // Kept as bytes; parsed once, when the transfer finishes.
         rawHeaders.append(contentsOf: bytes)
         return true
+    }
+
+    /// Opens the body file and takes its size; the error when it cannot be sent.
+    private func openUpload(_ file: URL) -> WattleError? {
+        let path = file.path
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .fileError(path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))") }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            close(descriptor)
+            return .fileError(path: path, reason: "the body file is not a regular file")
+        }
+        uploadDescriptor = descriptor
+        uploadSize = Int64(status.st_size)
+        uploadOffset = 0
+        return nil
+    }
+
+    private func closeUpload() {
+        guard uploadDescriptor >= 0 else { return }
+        close(uploadDescriptor)
+        uploadDescriptor = -1
+    }
+
+    /// Up to `buffer.count` bytes of the body file, never past the size it had when the transfer
+    /// started; a file that ends early aborts the transfer.
+    private func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        let wanted = Int(min(Int64(buffer.count), uploadSize - uploadOffset))
+        guard wanted > 0 else { return 0 }
+        guard uploadDescriptor >= 0 else {
+            abort = .uploadFile("the body file was closed")
+            return wattle_curl_readfunc_abort
+        }
+        while true {
+            let count = read(uploadDescriptor, buffer.baseAddress, wanted)
+            if count > 0 {
+                uploadOffset += Int64(count)
+                return count
+            }
+            if count < 0, errno == EINTR { continue }
+            abort = .uploadFile(
+                count < 0
+                    ? "cannot read the body file: \(String(cString: strerror(errno)))"
+                    : "the body file ended at \(uploadOffset) bytes of the \(uploadSize) it had when the request started")
+            return wattle_curl_readfunc_abort
+        }
+    }
+
+    private func seekUpload(to offset: Int64, origin: Int32) -> Int32 {
+        guard origin == SEEK_SET, uploadDescriptor >= 0, (0...uploadSize).contains(offset),
+            lseek(uploadDescriptor, off_t(offset), SEEK_SET) == off_t(offset)
+        else { return CURL_SEEKFUNC_CANTSEEK }
+        uploadOffset = offset
+        return CURL_SEEKFUNC_OK
     }
 
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
@@ -479,6 +576,7 @@ final class CurlTransfer: @unchecked Sendable {
         let message = Redaction.curlMessage(curlText)
         let host = request.target.host
         let port = request.target.port
+        if case .uploadFile(let reason) = abort { return .fileError(path: request.bodyFile?.path ?? "", reason: reason) }
         if let proxyError = proxyError(for: code, message: message, easy: easy) { return proxyError }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
@@ -511,6 +609,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .tooLarge: return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
             case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
+            case .uploadFile(let reason): return .fileError(path: request.bodyFile?.path ?? "", reason: reason)
             case nil: return .transport(code: Int(code.rawValue), message: message)
             }
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,

@@ -94,6 +94,8 @@ final class EasyHandle {
         check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_WRITEFUNCTION, CurlTransfer.writeCallback))
         check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_HEADERFUNCTION, CurlTransfer.headerCallback))
         check(wattle_curl_easy_setopt_prereq_function(easy, CurlTransfer.prerequestCallback))
+        check(wattle_curl_easy_setopt_data_function(easy, CURLOPT_READFUNCTION, CurlTransfer.readCallback))
+        check(wattle_curl_easy_setopt_seek_function(easy, CurlTransfer.seekCallback))
         check(wattle_curl_easy_setopt_xferinfo_function(easy, CurlTransfer.progressCallback))
         return failed
     }

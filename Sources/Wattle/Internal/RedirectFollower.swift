@@ -40,6 +40,7 @@ enum RedirectFollower {
         if (status == 303 && request.method != .head) || ((status == 301 || status == 302) && request.method == .post) {
             next.method = .get
             next.body = nil
+            next.bodyFile = nil
             next.headers.remove("Content-Type")
             next.headers.remove("Content-Length")
         }

@@ -1,0 +1,233 @@
+import Crypto
+import Foundation
+import Synchronization
+import Testing
+import Wattle
+import WattleDemoServer
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `RequestBody.file`: a body streamed from disk, checked by the SHA-256 the server computes
+/// of what it received (`/digest`).
+@Suite("A body streamed from a file arrives whole, on every attempt; a bad file fails unsent")
+struct FileBodyTests {
+    struct Digest: Decodable {
+        var method: String
+        var length: Int
+        var sha256: String
+        var contentType: String
+    }
+
+    /// A folder with files of pseudo-random bytes, and their SHA-256.
+    final class Files: @unchecked Sendable {
+        let folder: URL
+        init() throws { folder = try temporaryFolder() }
+        deinit { try? FileManager.default.removeItem(at: folder) }
+
+        /// Written and hashed 64 KB at a time: other tests in this process measure its memory.
+        func make(_ name: String, size: Int) throws -> (url: URL, sha256: String) {
+            let url = folder.appendingPathComponent(name)
+            _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+            let handle = try FileHandle(forWritingTo: url)
+            defer { try? handle.close() }
+            var hasher = SHA256()
+            var generator = SystemRandomNumberGenerator()
+            var written = 0
+            while written < size {
+                var chunk = [UInt8](repeating: 0, count: min(65_536, size - written))
+                chunk.withUnsafeMutableBytes { buffer in
+                    for index in stride(from: 0, to: buffer.count, by: 8) {
+                        withUnsafeBytes(of: generator.next() as UInt64) { random in
+                            for offset in 0..<min(8, buffer.count - index) { buffer[index + offset] = random[offset] }
+                        }
+                    }
+                }
+                hasher.update(data: chunk)
+                try handle.write(contentsOf: chunk)
+                written += chunk.count
+            }
+            return (url, FileBodyTests.hex(hasher.finalize()))
+        }
+    }
+
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { byte in
+            let digits = String(byte, radix: 16)
+            return digits.count == 1 ? "0" + digits : digits
+        }.joined()
+    }
+
+    @Test("sizes from empty to 5 MB, POST and PUT, over HTTP/1.1 and HTTP/2 over TLS: the server gets the file's bytes")
+    func arrivesWhole() async throws {
+        let files = try Files()
+        let plain = makeSession(try await TestServer.shared())
+        let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let h2 = tlsSession {
+            $0.baseURL = h2Server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        for size in [0, 1, 65_537, 5 * 1024 * 1024] {
+            let (url, sha256) = try files.make("body-\(size).bin", size: size)
+            for (session, method) in [(plain, HTTPMethod.post), (plain, .put), (h2, .post), (h2, .patch)] {
+                let response = try await session.send(Request("digest", method: method, body: .file(url, contentType: "video/mp4")))
+                let digest = try response.decode(Digest.self)
+                #expect(digest.method == method.rawValue)
+                #expect(digest.length == size, "\(method) of \(size) bytes")
+                #expect(digest.sha256 == sha256, "\(method) of \(size) bytes")
+                #expect(digest.contentType == "video/mp4")
+                #expect(response.metrics.bytesSent >= Int64(size))
+            }
+        }
+    }
+
+    @Test("sent again from the start: after a 307 redirect and on a retry; a 303 drops it")
+    func resentOnEveryAttempt() async throws {
+        let files = try Files()
+        let server = try await TestServer.shared()
+        let (url, sha256) = try files.make("resent.bin", size: 300_000)
+        let session = makeSession(server) { $0.retry = RetryPolicy(baseDelay: .milliseconds(10)) }
+
+        let redirected = try await session.send(Request("redirect/307?to=/digest", method: .post, body: .file(url)))
+        #expect(redirected.url.path == "/digest")
+        let digest = try redirected.decode(Digest.self)
+        #expect(digest.method == "POST" && digest.length == 300_000 && digest.sha256 == sha256)
+
+        let seeOther = try await session.send(Request("redirect/303?to=/digest", method: .post, body: .file(url)))
+        let dropped = try seeOther.decode(Digest.self)
+        #expect(dropped.method == "GET" && dropped.length == 0)
+
+        struct Attempt: Decodable {
+            var attempt: Int
+            var bodyLength: Int
+            var sha256: String
+        }
+        let retried = try await session.send(
+            Request("flaky/file-\(UUID().uuidString)?failures=2&status=503", method: .put, body: .file(url)))
+        let attempt = try retried.decode(Attempt.self)
+        #expect(attempt.attempt == 3, "two 503s, then the third attempt")
+        #expect(attempt.bodyLength == 300_000 && attempt.sha256 == sha256)
+    }
+
+    @Test("16 concurrent uploads of one file, multiplexed over HTTP/2 and pooled over HTTP/1.1, all arrive intact")
+    func concurrent() async throws {
+        let files = try Files()
+        let (url, sha256) = try files.make("shared.bin", size: 256 * 1024)
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let h2 = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        let pooled = makeSession(try await TestServer.shared()) { $0.connectionsPerHost = 8 }
+        for session in [h2, pooled] {
+            let digests = try await withThrowingTaskGroup(of: Digest.self) { group in
+                for _ in 0..<16 {
+                    group.addTask { try await session.send(Request("digest", method: .put, body: .file(url))).decode(Digest.self) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(digests.count == 16)
+            #expect(digests.allSatisfy { $0.length == 256 * 1024 && $0.sha256 == sha256 })
+        }
+    }
+
+    @Test("a missing file, a folder or a non-file URL fails at once, before anything is sent")
+    func unusableFiles() async throws {
+        let files = try Files()
+        // A server that never answers: a request that went out would wait for the timeout.
+        let silent = try SilentServer()
+        let session = makeSession(try await TestServer.shared()) {
+            $0.baseURL = URL(string: "http://127.0.0.1:\(silent.port)/")
+            $0.timeouts.total = .seconds(20)
+        }
+        let missing = files.folder.appendingPathComponent("missing.bin")
+        await expectWattleError({ _ = try await session.send(Request("up", method: .post, body: .file(missing))) }) {
+            guard case .fileError(let path, let reason) = $0 else { return false }
+            return path == missing.path && reason == "cannot open the body file: No such file or directory"
+        }
+        await expectWattleError({ _ = try await session.send(Request("up", method: .put, body: .file(files.folder))) }) {
+            guard case .fileError(let path, let reason) = $0 else { return false }
+            return path == files.folder.path && reason == "the body file is not a regular file"
+        }
+        await expectWattleError({
+            _ = try await session.send(Request("up", method: .post, body: .file(URL(string: "https://example.test/a.bin")!)))
+        }) {
+            guard case .invalidRequest(let reason) = $0 else { return false }
+            return reason.contains("must be a file URL")
+        }
+    }
+
+    @Test("a file that shrinks while it is sent fails the request with fileError, saying where it ended")
+    func shrinkingFile() async throws {
+        let files = try Files()
+        let (url, _) = try files.make("shrinks.bin", size: 32 * 1024 * 1024)
+        let server = try PausedReader()
+        var configuration = Configuration()
+        configuration.proxy = .none
+        configuration.timeouts.total = .seconds(30)
+        let session = Session(configuration: configuration)
+        let upload = Task {
+            try await session.send(Request("http://127.0.0.1:\(server.port)/up", method: .post, body: .file(url)))
+        }
+        // The request has started: its head and the body's first bytes have arrived, and the
+        // rest waits in socket buffers (a few MB at most) while the server pauses.
+        try await server.waitForFirstBytes()
+        try FileHandle(forWritingTo: url).truncate(atOffset: 1024 * 1024)
+        server.drain()
+        await expectWattleError({ _ = try await upload.value }) {
+            guard case .fileError(let path, let reason) = $0 else { return false }
+            return path == url.path && reason.contains("the body file ended at")
+                && reason.hasSuffix("of the 33554432 it had when the request started")
+        }
+    }
+}
+
+/// A TCP server for one connection that reads the first 64 KB, then pauses until `drain()`,
+/// then reads and discards everything, never answering.
+final class PausedReader: @unchecked Sendable {
+    let port: Int
+    private let listener: Int32
+    private final class Flag: Sendable {
+        let value = Mutex(false)
+    }
+    private let firstBytes = Flag()
+    private let resume = DispatchSemaphore(value: 0)
+
+    init() throws {
+        let server = try SilentServer()
+        port = server.port
+        listener = server.takeDescriptor()
+        let listener = listener
+        let firstBytes = firstBytes
+        let resume = resume
+        Thread {
+            let connection = accept(listener, nil, nil)
+            guard connection >= 0 else { return }
+            defer { close(connection) }
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            var received = 0
+            while received < 65_536 {
+                let count = read(connection, &buffer, 65_536 - received)
+                if count <= 0 { break }
+                received += count
+            }
+            firstBytes.value.withLock { $0 = true }
+            resume.wait()
+            while read(connection, &buffer, buffer.count) > 0 {}
+        }.start()
+    }
+
+    deinit { close(listener) }
+
+    /// Waits (without blocking a thread of the cooperative pool) until the first 64 KB arrived.
+    func waitForFirstBytes() async throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while !firstBytes.value.withLock({ $0 }) {
+            guard ContinuousClock.now < deadline else { throw POSIXError(.ETIMEDOUT) }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    func drain() { resume.signal() }
+}
