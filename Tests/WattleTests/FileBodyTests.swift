@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import Wattle
 import WattleDemoServer
+import WattleTesting
 
 #if canImport(Glibc)
     import Glibc
@@ -82,7 +83,7 @@ struct FileBodyTests {
         }
     }
 
-    @Test("sent again from the start: after a 307 redirect and on a retry; a 303 drops it")
+    @Test("sent again from the start: after a 307 redirect, on a retry and after a token refresh; a 303 drops it")
     func resentOnEveryAttempt() async throws {
         let files = try Files()
         let server = try await TestServer.shared()
@@ -108,6 +109,21 @@ struct FileBodyTests {
         let attempt = try retried.decode(Attempt.self)
         #expect(attempt.attempt == 3, "two 503s, then the third attempt")
         #expect(attempt.bodyLength == 300_000 && attempt.sha256 == sha256)
+
+        // A 401, a token refresh, the request again with the new token: the whole file again.
+        let refreshes = Mutex(0)
+        let authenticated = makeSession(server) {
+            $0.authenticator = Authenticator(store: InMemoryTokenStore(AuthToken(accessToken: "old-token-aaaa", refreshToken: "r"))) {
+                _, _ in
+                refreshes.withLock { $0 += 1 }
+                return AuthToken(accessToken: "new-token-bbbb", refreshToken: "r2")
+            }
+        }
+        let afterRefresh = try await authenticated.send(
+            Request("flaky/file-\(UUID().uuidString)?failures=1&status=401", method: .post, body: .file(url)))
+        let refreshed = try afterRefresh.decode(Attempt.self)
+        #expect(refreshes.withLock { $0 } == 1)
+        #expect(refreshed.attempt == 2 && refreshed.bodyLength == 300_000 && refreshed.sha256 == sha256)
     }
 
     @Test("16 concurrent uploads of one file, multiplexed over HTTP/2 and pooled over HTTP/1.1, all arrive intact")
