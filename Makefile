@@ -132,10 +132,11 @@ fuzz: deps
 	done; exit $$status
 
 # `make sanitize`: the whole test suite under AddressSanitizer, then ThreadSanitizer, each in
-# its own scratch folder (the first build of each takes about as long as `make test`'s). The two
-# tests that bound resident memory while streaming 200 MB are skipped: a sanitizer's shadow
-# memory and quarantine break their budgets, not the code.
-SANITIZE_TEST_ARGS ?= --skip 'twoHundredMegabytes|downloadToFile'
+# its own scratch folder (the first build of each takes about as long as `make test`'s). The
+# three tests that bound resident memory while streaming (200 MB down, 64 MB up) are skipped: a
+# sanitizer's shadow memory and quarantine break their budgets, not the code (the CLI's 64 MB
+# upload peaked at 55 MB under ASan, against a 50 MB bound; read whole it is 158 MB).
+SANITIZE_TEST_ARGS ?= --skip 'twoHundredMegabytes|downloadToFile|streamedUpload'
 sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
 	SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:halt_on_error=1 \

@@ -18,7 +18,8 @@ public struct RequestBody: Sendable {
     public var data: Data
     /// The `Content-Type` sent with the body, unless the request sets its own.
     public var contentType: String?
-    /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty.
+    /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty, and
+    /// ignored if set.
     public private(set) var file: URL?
     /// A JSON object from parameters that could not be encoded; reported when sent.
     var deferredError: WattleError?
@@ -81,9 +82,12 @@ public struct RequestBody: Sendable {
     /// attempt starts (a retry, a redirect that keeps the body and a retry after a token refresh
     /// send it again from the start), and sent with that `Content-Length`.
     ///
-    /// A file that cannot be opened, is not a regular file, or is shorter than its size when the
-    /// attempt started fails the request with ``WattleError/fileError(path:reason:)``; a
-    /// `url` that is not a file URL with ``WattleError/invalidRequest(reason:)``.
+    /// A file that cannot be opened or is not a regular file (a folder, a FIFO, a device) fails
+    /// the request unsent, and one that turns out shorter than its size when the attempt
+    /// started fails it while it is sent, both with ``WattleError/fileError(path:reason:)``; a
+    /// `url` that is not a file URL fails with ``WattleError/invalidRequest(reason:)``. The
+    /// file is read on Wattle's network thread, in pieces as the connection takes them: a
+    /// file on a slow or network disk slows the session's other transfers too.
     public static func file(_ url: URL, contentType: String = "application/octet-stream") -> RequestBody {
         var body = RequestBody(data: Data(), contentType: contentType)
         if url.isFileURL {

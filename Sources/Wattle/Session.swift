@@ -193,6 +193,10 @@ public final class Session: Sendable {
             throw .invalidRequest(reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
         }
         if let error = request.body.deferredError { throw error }
+        if request.method == .head, !request.body.isNone {
+            // libcurl would send it as a POST renamed HEAD, then wait for a body that never comes.
+            throw .invalidRequest(reason: "a HEAD request has no body")
+        }
         let (url, target) = try request.target(relativeTo: configuration.baseURL)
         var headers = configuration.defaultHeaders.merging(request.headers)
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }

@@ -9,7 +9,9 @@ public import Foundation
 /// `WattleTesting.StubTransport` scripts responses for tests.
 ///
 /// A transport does not follow redirects and does not treat any status as an error: it returns
-/// whatever the server answered, and throws only when there is no answer.
+/// whatever the server answered, and throws only when there is no answer. A request's body is
+/// either ``TransportRequest/body`` or, for ``RequestBody/file(_:contentType:)``, the file at
+/// ``TransportRequest/bodyFile``: a transport that reads only `body` would send nothing.
 public protocol Transport: Sendable {
     /// Performs the exchange.
     ///
@@ -31,7 +33,9 @@ public struct TransportRequest: Sendable {
     /// The body bytes, or `nil` for none (or for a body streamed from ``bodyFile``).
     public var body: Data?
     /// The file whose bytes are the body, streamed from its start on every exchange
-    /// (``RequestBody/file(_:contentType:)``); `nil` when the body is ``body``.
+    /// (``RequestBody/file(_:contentType:)``); `nil` when the body is ``body``. A transport
+    /// must read it when it is set: ``body`` is then `nil`. (`StubTransport` records it and
+    /// does not read it.)
     public var bodyFile: URL?
     /// Timeouts for this exchange.
     public var timeouts: Timeouts

@@ -60,7 +60,7 @@ struct FileBodyTests {
         }.joined()
     }
 
-    @Test("sizes from empty to 5 MB, POST and PUT, over HTTP/1.1 and HTTP/2 over TLS: the server gets the file's bytes")
+    @Test("sizes from empty to 2 MB, POST, PUT and PATCH, over HTTP/1.1 and HTTP/2 over TLS: the server gets the file's bytes")
     func arrivesWhole() async throws {
         let files = try Files()
         let plain = makeSession(try await TestServer.shared())
@@ -69,7 +69,7 @@ struct FileBodyTests {
             $0.baseURL = h2Server.baseURL
             $0.trust.selfSignedHosts = ["127.0.0.1"]
         }
-        for size in [0, 1, 65_537, 5 * 1024 * 1024] {
+        for size in [0, 1, 65_537, 2 * 1024 * 1024] {
             let (url, sha256) = try files.make("body-\(size).bin", size: size)
             for (session, method) in [(plain, HTTPMethod.post), (plain, .put), (h2, .post), (h2, .patch)] {
                 let response = try await session.send(Request("digest", method: method, body: .file(url, contentType: "video/mp4")))
@@ -79,6 +79,7 @@ struct FileBodyTests {
                 #expect(digest.sha256 == sha256, "\(method) of \(size) bytes")
                 #expect(digest.contentType == "video/mp4")
                 #expect(response.metrics.bytesSent >= Int64(size))
+                #expect(response.metrics.httpVersion == (session === h2 ? "2" : "1.1"))
             }
         }
     }
@@ -172,12 +173,70 @@ struct FileBodyTests {
             guard case .invalidRequest(let reason) = $0 else { return false }
             return reason.contains("must be a file URL")
         }
+        // A FIFO with no writer: refused at once, not waited on (which would hold the session's
+        // network thread).
+        let fifo = files.folder.appendingPathComponent("fifo")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        await expectWattleError({ _ = try await session.send(Request("up", method: .post, body: .file(fifo))) }) {
+            guard case .fileError(let path, let reason) = $0 else { return false }
+            return path == fifo.path && reason == "the body file is not a regular file"
+        }
+        let (url, _) = try files.make("head.bin", size: 10)
+        await expectWattleError({ _ = try await session.send(Request("up", method: .head, body: .file(url))) }) {
+            guard case .invalidRequest(let reason) = $0 else { return false }
+            return reason == "a HEAD request has no body"
+        }
+    }
+
+    @Test("libcurl's own retry on a new connection rewinds the file: 10 uploads to a server that closes each reused connection")
+    func rewoundByLibcurl() async throws {
+        let files = try Files()
+        let (url, sha256) = try files.make("rewound.bin", size: 200_000)
+        let server = try await DemoServer.start(closeUnansweredAfter: 1)
+        let session = makeSession(server)
+        for _ in 0..<10 {
+            let digest = try await session.send(Request("digest", method: .post, body: .file(url))).decode(Digest.self)
+            #expect(digest.length == 200_000 && digest.sha256 == sha256)
+        }
+        // Each connection answered one request: every later upload met a closing connection
+        // and was sent again, from the file's start, on a new one.
+        #expect(server.stats.connectionCount == 10)
+        try await server.stop()
+    }
+
+    @Test("the handle that sent a file sends the next requests as asked: GET, HEAD, POST with and without a body, PUT, DELETE")
+    func handleReusedAfterFile() async throws {
+        let files = try Files()
+        let (url, _) = try files.make("first.bin", size: 100_000)
+        let session = makeSession(try await TestServer.shared())
+        for _ in 0..<2 {
+            _ = try await session.send(Request("digest", method: .put, body: .file(url)))
+            let get = try await session.send(Request("echo")).decode(Echo.self)
+            #expect(get.method == "GET" && get.bodyLength == 0 && get.header("Content-Length") == nil)
+            _ = try await session.send(Request("digest", method: .post, body: .file(url)))
+            let head = try await session.send(Request("echo", method: .head))
+            #expect(head.statusCode == 200 && head.data.isEmpty)
+            _ = try await session.send(Request("digest", method: .post, body: .file(url)))
+            let posted = try await session.send(Request("echo", method: .post, body: .text("small"))).decode(Echo.self)
+            #expect(posted.method == "POST" && posted.body == "small" && posted.header("Content-Length") == "5")
+            _ = try await session.send(Request("digest", method: .patch, body: .file(url)))
+            let empty = try await session.send(Request("echo", method: .post)).decode(Echo.self)
+            #expect(empty.method == "POST" && empty.bodyLength == 0 && empty.header("Content-Length") == "0")
+            _ = try await session.send(Request("digest", method: .put, body: .file(url)))
+            let put = try await session.send(Request("echo", method: .put)).decode(Echo.self)
+            #expect(put.method == "PUT" && put.bodyLength == 0)
+            let delete = try await session.send(Request("echo", method: .delete)).decode(Echo.self)
+            #expect(delete.method == "DELETE" && delete.bodyLength == 0)
+        }
     }
 
     @Test("a file that shrinks while it is sent fails the request with fileError, saying where it ended")
     func shrinkingFile() async throws {
         let files = try Files()
-        let (url, _) = try files.make("shrinks.bin", size: 32 * 1024 * 1024)
+        // Sparse: what it holds does not matter, only that it is far larger than socket buffers.
+        let url = files.folder.appendingPathComponent("shrinks.bin")
+        _ = FileManager.default.createFile(atPath: url.path, contents: nil)
+        try FileHandle(forWritingTo: url).truncate(atOffset: 32 * 1024 * 1024)
         let server = try PausedReader()
         var configuration = Configuration()
         configuration.proxy = .none
@@ -234,7 +293,11 @@ final class PausedReader: @unchecked Sendable {
         }.start()
     }
 
-    deinit { close(listener) }
+    deinit {
+        // Wakes the thread if the test ended before `drain()` (it then reads until curl hangs up).
+        resume.signal()
+        close(listener)
+    }
 
     /// Waits (without blocking a thread of the cooperative pool) until the first 64 KB arrived.
     func waitForFirstBytes() async throws {

@@ -214,6 +214,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             complete(transfer, with: .failure(error))
             return
         }
+        if let error = transfer.openUpload() {
+            complete(transfer, with: .failure(error))
+            return
+        }
         guard let handle = idleHandle() else {
             complete(transfer, with: .failure(.transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "cannot create a curl handle")))
             return

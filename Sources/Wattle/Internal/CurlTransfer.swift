@@ -112,7 +112,6 @@ final class CurlTransfer: @unchecked Sendable {
     /// from the handle's previous transfer.
     func configure(_ handle: EasyHandle) -> WattleError? {
         self.handle = handle
-        if let file = request.bodyFile, let error = openUpload(file) { return error }
         let easy = handle.easy
         handle.errorBuffer.pointee = 0
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -287,7 +286,9 @@ final class CurlTransfer: @unchecked Sendable {
         guard let userdata else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         if uploadNow != transfer.uploadedBytes {
-            transfer.activity &+= Int(uploadNow - transfer.uploadedBytes)
+            // A body sent again (libcurl retrying on a new connection) counts from 0: moving
+            // back is not progress, and must not hide the progress that follows.
+            if uploadNow > transfer.uploadedBytes { transfer.activity &+= Int(uploadNow - transfer.uploadedBytes) }
             transfer.uploadedBytes = uploadNow
         }
         transfer.reportProgress(expected: Int64(downloadTotal))
@@ -322,10 +323,15 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    /// Opens the body file and takes its size; the error when it cannot be sent.
-    private func openUpload(_ file: URL) -> WattleError? {
+    /// Opens the body file, if the request has one, and takes its size; the error when it
+    /// cannot be sent. Called by the engine before `configure`, so that a file that cannot be
+    /// sent costs no handle. `O_NONBLOCK`: opening a FIFO must not wait for a writer on the
+    /// engine thread (it is then refused, not being a regular file); it changes nothing for a
+    /// regular file, whose reads the engine thread then makes itself.
+    func openUpload() -> WattleError? {
+        guard let file = request.bodyFile else { return nil }
         let path = file.path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else { return .fileError(path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))") }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
