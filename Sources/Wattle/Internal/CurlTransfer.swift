@@ -399,8 +399,15 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if body.isEmpty, let easy {
             var length: curl_off_t = -1
-            if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK, length > 0 {
+            if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
+                length > bytes.count
+            {
                 body.reserveCapacity(min(Int(length), request.maximumResponseSize ?? Int(length)))
+            } else {
+                // The whole body in one piece (a small response), or no length to go by: made
+                // at its size in one go, without first growing an empty `Data`.
+                body = Data(bytes)
+                return bytes.count
             }
         }
         body.append(contentsOf: bytes)

@@ -106,6 +106,8 @@ enum AttributeCoding {
     /// place and the length filled in after it. A missing field is skipped, or written with
     /// length 0 when `keepingMissing` (identity hashing, where an unset field hashes as empty).
     static func appendField(_ tag: UInt8, of attributes: KeychainAttributes, to out: inout [UInt8], keepingMissing: Bool) {
+        // Most of the 28 fields are unset: skip them before writing anything.
+        guard keepingMissing || attributes.hasField(tag) else { return }
         let mark = out.count
         out.append(tag)
         Bytes.append(littleEndian: UInt32(0), to: &out)

@@ -7,7 +7,9 @@ enum Bytes {
     /// Appends `value` little-endian, without the intermediate array of ``littleEndian(_:)``
     /// (hashing and sealing inputs are built from many small fields).
     static func append<T: FixedWidthInteger>(littleEndian value: T, to bytes: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        // Byte by byte: appending the value's raw buffer went through the generic sequence
+        // path, which showed in profiles of the upsert.
+        for shift in stride(from: 0, to: T.bitWidth, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> shift)) }
     }
 
     static func uint32(_ bytes: [UInt8]) -> UInt32 {
