@@ -80,6 +80,13 @@ struct AttributeEncodingTests {
         #expect(decoded.accessibility == .afterFirstUnlock)
         #expect(decoded.synchronizable == false)
         #expect(AttributeCoding.encode(KeychainAttributes(), accessibility: .whenUnlocked, synchronizable: false).count == 3)
+        // Set and unset fields mixed (the encoder skips unset ones): only the set ones, in tag order.
+        let partial = KeychainAttributes(service: "svc", account: "acct", label: "")
+        #expect(
+            AttributeCoding.encode(partial, accessibility: .whenUnlocked, synchronizable: false)
+                == Self.record(
+                    [(1, Array("acct".utf8)), (2, Array("svc".utf8)), (4, [])],
+                    accessibility: AttributeCoding.accessibilityCode(.whenUnlocked)))
         #expect(AttributeCoding.setTags(Self.full) == Set(1...28))
         #expect(AttributeCoding.setTags(KeychainAttributes(service: "s")) == [2])
     }
