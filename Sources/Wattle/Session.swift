@@ -4,7 +4,7 @@ import FoundationEssentials
 import Foundation
 #endif
 import Logging
-import Synchronization
+import WattleKeychain
 
 /// Sends requests: the entry point of Wattle.
 ///
@@ -55,7 +55,9 @@ public final class Session: Sendable {
     /// The base URL's origin: the token goes to requests for this origin only.
     private let baseOrigin: Origin?
 
-    private static let sharedSession = Mutex<Session?>(nil)
+    // pthread-based, not `Synchronization.Mutex`: ThreadSanitizer cannot see that Mutex's
+    // hand-over on Linux and reports false races (see `PThreadLocked`).
+    private static let sharedSession = PThreadLocked<Session?>(nil)
 
     /// The session used by the `String` endpoint helpers (`"users".get()`), created with the
     /// default configuration on first use. Replace it with ``configureShared(_:)``.
@@ -232,7 +234,7 @@ public final class Session: Sendable {
     }
 
     /// Hosts already warned about, so each relaxed host is logged once per process.
-    private static let warnedHosts = Mutex<Set<String>>([])
+    private static let warnedHosts = PThreadLocked<Set<String>>([])
 
     /// Logs a warning the first time a request goes to a host whose TLS verification is relaxed.
     private func warnIfRelaxed(_ request: TransportRequest) {

@@ -1,4 +1,4 @@
-import Synchronization
+import WattleKeychain
 
 /// Where a session keeps its ``AuthToken`` between requests and runs.
 ///
@@ -15,10 +15,10 @@ public protocol TokenStore: Sendable {
 
 /// A ``TokenStore`` in memory, for tests and short-lived programs.
 public final class InMemoryTokenStore: TokenStore {
-    private let token: Mutex<AuthToken?>
+    private let token: PThreadLocked<AuthToken?>
 
     /// Creates a store, optionally holding a token already.
-    public init(_ token: AuthToken? = nil) { self.token = Mutex(token) }
+    public init(_ token: AuthToken? = nil) { self.token = PThreadLocked(token) }
 
     /// The stored token, or nil.
     public func load() async throws -> AuthToken? { token.withLock { $0 } }

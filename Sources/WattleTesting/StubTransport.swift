@@ -3,7 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-import Synchronization
+import WattleKeychain
 public import Wattle
 
 /// A ``Transport`` that answers from scripted responses, for tests that need no network.
@@ -36,7 +36,7 @@ public final class StubTransport: Transport {
         var requests: [TransportRequest] = []
     }
 
-    private let state = Mutex(State())
+    private let state = PThreadLocked(State())
     private let fallback: Handler?
 
     /// Creates a stub; `fallback` answers requests no route matches (default: a 404).
