@@ -136,8 +136,8 @@ fuzz: deps
 # three tests that bound resident memory while streaming (200 MB down, 64 MB up) are skipped: a
 # sanitizer's shadow memory and quarantine break their budgets, not the code (the CLI's 64 MB
 # upload peaked at 55 MB under ASan, against a 50 MB bound; read whole it is 158 MB).
-# WATTLE_TEST_SANITIZER=1 tells the few tests with a time bound on something that normally takes
-# milliseconds to allow for the sanitizer's slowdown (see FailureTests' cancellation test).
+# WATTLE_TEST_SANITIZER=1 triples the tests' time bounds for the sanitizers' slowdown
+# (`promptBound(seconds:)` in Tests/WattleTests/TestSupport.swift).
 SANITIZE_TEST_ARGS ?= --skip 'twoHundredMegabytes|downloadToFile|streamedUpload'
 sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address

@@ -36,7 +36,7 @@ struct FaultTests {
         let matches = Faults.cases.first { $0.path == path }!.matches
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await Faults.session().get(server.url(path).absoluteString) }) { matches($0) }
-        #expect(ContinuousClock.now - start < .seconds(path == "never" ? 12 : 8))
+        #expect(ContinuousClock.now - start < promptBound(seconds: path == "never" ? 12 : 8))
     }
 
     @Test("a server trickling one byte a second trips the stall timeout when a minimum rate is set")
@@ -50,7 +50,7 @@ struct FaultTests {
             if case .timedOut(let phase, _, _) = $0 { return phase == .stall }
             return false
         }
-        #expect(ContinuousClock.now - start < .seconds(10))
+        #expect(ContinuousClock.now - start < promptBound(seconds: 10))
     }
 
     @Test("invalid UTF-8 in headers and body is carried, not fatal")
