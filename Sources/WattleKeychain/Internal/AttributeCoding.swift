@@ -111,10 +111,8 @@ enum AttributeCoding {
         let mark = out.count
         out.append(tag)
         Bytes.append(littleEndian: UInt32(0), to: &out)
-        guard attributes.appendEncodedField(tag, to: &out) || keepingMissing else {
-            out.removeLast(out.count - mark)
-            return
-        }
+        // Set (checked above), or missing and kept: then nothing is appended and the length is 0.
+        _ = attributes.appendEncodedField(tag, to: &out)
         let length = UInt32(out.count - mark - 5).littleEndian
         withUnsafeBytes(of: length) { for (offset, byte) in $0.enumerated() { out[mark + 1 + offset] = byte } }
     }
