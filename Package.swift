@@ -104,6 +104,7 @@ let package = Package(
                 "Wattle",
                 "WattleKeychain",
                 "WattleCLIKit",
+                "CCurl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -39,6 +39,7 @@ struct WattleCLI: AsyncParsableCommand {
 
     /// Logs go to stderr, so stdout carries only bodies.
     static func main() async {
+        let curlWarmUp = CurlWarmUp.start()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
@@ -52,6 +53,7 @@ struct WattleCLI: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
+            curlWarmUp?.wait()
             exit(withError: error)
         }
         // Done: flush and leave at once. Returning from an async main would hop to the main queue

@@ -69,6 +69,11 @@ static const long wattle_curl_global_all = CURL_GLOBAL_ALL;
 static inline const char *wattle_curl_version_string(void) {
     return curl_version_info(CURLVERSION_NOW)->version;
 }
+/// Whether the running libcurl's `curl_global_init` is thread-safe (the `threadsafe` feature,
+/// 7.84.0 and later on platforms with atomics).
+static inline int wattle_curl_global_init_is_threadsafe(void) {
+    return (curl_version_info(CURLVERSION_NOW)->features & CURL_VERSION_THREADSAFE) != 0;
+}
 /// The running libcurl's version as 0xXXYYZZ (8.0.0 is 0x080000).
 static inline unsigned int wattle_curl_version_number(void) {
     return curl_version_info(CURLVERSION_NOW)->version_num;
