@@ -61,6 +61,7 @@ struct WattleCLI: AsyncParsableCommand {
         // engine in order, ~1 ms of a ~12 ms run for nothing: every file is already written
         // and closed or committed (keychain transactions, downloads renamed into place), and
         // the kernel closes sockets. Errors leave through `exit(withError:)` above.
+        curlWarmUp?.wait()
         _exit(fflush(nil) == 0 ? ExitStatus.success : ExitStatus.usageOrOther)
     }
 }
