@@ -11,6 +11,7 @@ import Musl
 /// reads its configuration and sets up its providers): ~0.8 ms of a ~12 ms `wattle GET`. No
 /// command needs it before it makes a `Session` (or `wattle pin` reads a certificate), so it
 /// overlaps the argument parsing on another core.
+///
 /// The library's own `curl_global_init` then only counts one more user: libcurl serialises
 /// the two calls (its global init is thread-safe since 7.84.0, the `threadsafe` feature that
 /// `start()` checks for; Debian 12 ships 7.88.1).
@@ -35,10 +36,10 @@ struct CurlWarmUp: ~Copyable {
         self.thread = thread
     }
 
-    /// Waits for the initialisation to end and joins the thread. Call it on every way out:
-    /// before `exit`, OpenSSL's exit handler must not run while another thread is still
-    /// initialising it; before `_exit`, a thread never joined is a leak to ThreadSanitizer
-    /// (once a `Session` exists the init is over, so the join is immediate).
+    /// Waits for the initialisation to end and joins the thread. Call it before the process
+    /// leaves, whichever way: before `exit`, OpenSSL's exit handler must not run while another
+    /// thread is still initialising it; before `_exit`, a thread never joined is a leak to
+    /// ThreadSanitizer (once a `Session` exists the init is over, so the join is immediate).
     consuming func wait() {
         pthread_join(thread, nil)
     }

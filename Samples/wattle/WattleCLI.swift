@@ -45,6 +45,7 @@ struct WattleCLI: AsyncParsableCommand {
             handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
             return handler
         }
+        var failure: (any Error)?
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -53,15 +54,15 @@ struct WattleCLI: AsyncParsableCommand {
                 try command.run()
             }
         } catch {
-            curlWarmUp?.wait()
-            exit(withError: error)
+            failure = error
         }
+        curlWarmUp?.wait()
+        if let failure { exit(withError: failure) }
         // Done: flush and leave at once. Returning from an async main would hop to the main queue
         // on a new thread, and `exit` would run every library's exit handlers and stop the
         // engine in order, ~1 ms of a ~12 ms run for nothing: every file is already written
         // and closed or committed (keychain transactions, downloads renamed into place), and
         // the kernel closes sockets. Errors leave through `exit(withError:)` above.
-        curlWarmUp?.wait()
         _exit(fflush(nil) == 0 ? ExitStatus.success : ExitStatus.usageOrOther)
     }
 }
