@@ -11,7 +11,8 @@ Not a benchmark of record: BENCHMARKS.md comes from `make bench` only.
 
 The first argument may name several binaries, comma-separated; each is measured interleaved with
 the others, and with `+executor` appended, with WATTLE_BENCH_EXECUTOR=1 (the measurement runs in
-`Session.withNetworkThreadExecutor`): `BIN,BIN+executor`.
+`Session.withNetworkThreadExecutor`): `BIN,BIN+executor`. `curl-as-wattle` names the C program
+doing the libcurl work Wattle asks for (BENCH_AS_WATTLE=1, see Benchmarks/C/bench-curl.c).
 
 Modes: seq-http, seq-https-h1, seq-https-h2, conc-http, conc-https-h2 (32 in flight).
 Environment: N (requests per sequential run, doubled for concurrent; 20000), REPS (3).
@@ -49,6 +50,8 @@ def main():
                 prefix = []
                 if program.endswith("+executor"):
                     prefix, program = ["env", "WATTLE_BENCH_EXECUTOR=1"], program[: -len("+executor")]
+                elif program == "curl-as-wattle":
+                    prefix, program = ["env", "BENCH_AS_WATTLE=1"], curl
                 if mode.startswith("conc"):
                     return prefix + [program, "conc", url, str(n * 2), "32", version, ca]
                 return prefix + [program, "seq", url, str(n), version, ca]

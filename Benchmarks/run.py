@@ -35,6 +35,7 @@ HTTP_REPS = 5  # the short networking runs are noisier: 5, still interleaved
 # The Wattle row measured with its requests run on the network thread
 # (Session.withNetworkThreadExecutor), beside the default row.
 EXECUTOR = "Wattle, network-thread executor"
+AS_WATTLE = "libcurl with Wattle's options (C)"
 
 
 # --------------------------------------------------------------------------------------------
@@ -370,6 +371,10 @@ class Bench:
 
         tools = [
             ("raw libcurl (C)", argv("bench-curl", n)),
+            # The same C program doing the libcurl work Wattle asks for (its options, callbacks,
+            # header lines and metrics, a multi handle per transfer): not a goal's reference, but
+            # what tells the cost of Wattle's libcurl features from the cost of its Swift layer.
+            (AS_WATTLE, ["env", "BENCH_AS_WATTLE=1"] + argv("bench-curl", n)),
             ("Wattle", argv("bench-wattle", n)),
             # The same program, its measurement run inside Session.withNetworkThreadExecutor.
             (EXECUTOR, ["env", "WATTLE_BENCH_EXECUTOR=1"] + argv("bench-wattle", n)),
@@ -398,8 +403,32 @@ class Bench:
             lines.append(f"| {label}{extra} | {fmt3(r)} | {fmt_ratio(ratio(r, ref_rps))} | {fmt3(c)} | {fmt_ratio(ratio(c, ref_cpu))} |")
         counts = ", ".join(f"{label}: {rs[0].get('requests', '?')}" for label, rs in results.items() if rs)
         lines += ["", f"Requests per repetition: {counts}.", ""]
+        split = self.cost_split(out)
+        if split:
+            lines += [split, ""]
         self.sections.append("\n".join(lines))
         return out
+
+    @staticmethod
+    def cost_split(out):
+        """One sentence splitting Wattle's extra CPU per request (medians; ms per 1,000 requests
+        is µs per request) into its libcurl features' share (the C program doing Wattle's libcurl
+        work, against the plain one) and its Swift layer's (Wattle against that C program)."""
+        def median(label):
+            value = out.get(label, (None, None))[1]
+            return value[1] if value else None
+
+        ref, same = median("raw libcurl (C)"), median(AS_WATTLE)
+        if ref is None or same is None:
+            return ""
+        parts = [f"{median(label) - same:.1f} µs {name}"
+                 for label, name in (("Wattle", "by default"), (EXECUTOR, "with the network-thread executor"))
+                 if median(label) is not None]
+        if not parts:
+            return ""
+        return (f"CPU per request, split: Wattle's libcurl features (the C program doing the same libcurl work) "
+                f"cost {same - ref:.1f} µs over raw libcurl's {ref:.1f} µs; "
+                f"its Swift layer over that, {' and '.join(parts)}.")
 
     def http_goals(self, name, out, urlsession=False, ahc=True):
         c_rps, c_cpu = out["raw libcurl (C)"]

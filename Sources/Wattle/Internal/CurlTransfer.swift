@@ -74,6 +74,9 @@ final class CurlTransfer: @unchecked Sendable {
     var lastActivityTime = ContinuousClock.now
 
     private var headerBytes = 0
+    /// A download with progress: its header lines are read for `Content-Encoding` (see
+    /// `bodyIsEncoded`). Taken once, so that a header line does not copy the download target.
+    private let watchesContentEncoding: Bool
 
     enum AbortReason {
         case tooLarge
@@ -85,6 +88,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     init(request: TransportRequest) {
         self.request = request
+        watchesContentEncoding = request.download?.progress != nil
     }
 
     deinit {
@@ -313,7 +317,7 @@ final class CurlTransfer: @unchecked Sendable {
             abort = .headersTooLarge
             return false
         }
-        if request.download?.progress != nil, let field = HeaderLineParser.field(bytes),
+        if watchesContentEncoding, let field = HeaderLineParser.field(bytes),
             field.name.caseInsensitiveEquals("Content-Encoding"), !field.value.caseInsensitiveEquals("identity")
         {
             bodyIsEncoded = true
