@@ -6,7 +6,8 @@
  *                                                (h1: a pool of C connections; h2: one
  *                                                multiplexed connection, PIPEWAIT)
  *   bench-curl download URL FILE [h1|h2] [CAFILE] streams the body to FILE (BENCH_FSYNC=1: and
- *                                                fsyncs it before closing, as Wattle does)
+ *                                                fsyncs it and its folder, as Wattle's synced
+ *                                                download does)
  *   bench-curl flat     URL N [h1|h2] [CAFILE]   like seq; reports RSS after warm-up and at end
  *
  * Prints one JSON line: requests, seconds (wall, after warm-up), cpu (user+sys seconds over the
@@ -31,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <libgen.h>
 
 #define WARMUP 200
 
@@ -355,11 +357,22 @@ static int run_download(const char *url, const char *path, long version, const c
     curl_off_t size = 0;
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_getinfo(easy, CURLINFO_SIZE_DOWNLOAD_T, &size);
-    /* BENCH_FSYNC=1: make the file durable before closing it, as Wattle's download does
-     * (write to a temporary file, fsync, rename): the like-for-like variant of the reference. */
+    /* BENCH_FSYNC=1: make the file durable before closing it, and its folder's entry after,
+     * as Wattle's synced download does (write to a temporary file, fsync, rename, fsync the
+     * folder): the like-for-like variant of the reference. */
     const char *durable = getenv("BENCH_FSYNC");
-    if (durable && *durable == '1') fsync(fd);
+    int syncing = durable && *durable == '1';
+    if (syncing) fsync(fd);
     close(fd);
+    if (syncing) {
+        char folder[4096];
+        snprintf(folder, sizeof folder, "%s", path);
+        int folder_fd = open(dirname(folder), O_RDONLY | O_DIRECTORY);
+        if (folder_fd >= 0) {
+            fsync(folder_fd);
+            close(folder_fd);
+        }
+    }
     double t1 = now(), c1 = cpu();
     long errors = (rc != CURLE_OK || status != 200) ? 1 : 0;
     if (errors) fprintf(stderr, "bench-curl: %s (status %ld)\n", curl_easy_strerror(rc), status);

@@ -16,7 +16,9 @@ extension Session {
     ///
     /// The body is written to a temporary file beside `destination` and moved into place only
     /// when the whole body has arrived with a 2xx status, so a failed or cancelled download
-    /// never leaves a partial file or replaces an existing one.
+    /// never leaves a partial file or replaces an existing one. By default the file, and then its
+    /// folder, are flushed to disk before this returns, so a finished download also survives a
+    /// crash or power loss; see ``DownloadDurability`` to leave that to the kernel.
     ///
     /// ```swift
     /// let response = try await session.download("files/big.iso", to: URL(filePath: "/tmp/big.iso")) { progress in
@@ -25,10 +27,12 @@ extension Session {
     /// ```
     ///
     /// - Parameters:
+    ///   - durability: whether the finished file is flushed to disk before this returns.
     ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick.
     /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``.
     public func download(
-        _ request: Request, to destination: URL, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+        _ request: Request, to destination: URL, durability: DownloadDurability = .synced,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
         let directory = destination.deletingLastPathComponent()
         let temporary = directory.appendingPathComponent(
@@ -39,7 +43,8 @@ extension Session {
         }
         var response: Response
         do {
-            response = try await sendRetrying(request, download: .init(file: temporary, progress: progress))
+            response = try await sendRetrying(
+                request, download: .init(file: temporary, durability: durability, progress: progress))
         } catch {
             unlink(temporary.path)
             throw error
@@ -49,15 +54,30 @@ extension Session {
             unlink(temporary.path)
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
+        if durability == .synced, let reason = Self.syncFolder(directory.path) {
+            throw .fileError(
+                path: destination.path, reason: "the download is in place, but its folder could not be synced: \(reason)")
+        }
         response.fileURL = destination
         return response
     }
 
-    /// Streams `GET endpoint` to a file; see ``download(_:to:progress:)-(Request,_,_)``.
+    /// Flushes a folder's entries to disk, so that a file renamed into it stays there after a
+    /// power loss; the reason when that failed. A file system that cannot sync a folder
+    /// (`EINVAL`) is not a failure: there is nothing more to ask of it.
+    private static func syncFolder(_ path: String) -> String? {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        defer { close(descriptor) }
+        if fsync(descriptor) == 0 || errno == EINVAL { return nil }
+        return String(cString: strerror(errno))
+    }
+
+    /// Streams `GET endpoint` to a file; see ``download(_:to:durability:progress:)-(Request,_,_,_)``.
     public func download(
-        _ endpoint: String, parameters: Parameters = [:], to destination: URL,
+        _ endpoint: String, parameters: Parameters = [:], to destination: URL, durability: DownloadDurability = .synced,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
-        try await download(Request(endpoint, query: parameters), to: destination, progress: progress)
+        try await download(Request(endpoint, query: parameters), to: destination, durability: durability, progress: progress)
     }
 }

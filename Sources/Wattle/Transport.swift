@@ -121,9 +121,14 @@ public struct TransportRequest: Sendable {
         public var file: URL
         /// Called with progress as bytes arrive, on Wattle's network thread: keep it quick.
         public var progress: (@Sendable (DownloadProgress) -> Void)?
+        /// Whether the finished file is flushed to disk before the exchange completes.
+        public var durability: DownloadDurability
         /// Creates a target.
-        public init(file: URL, progress: (@Sendable (DownloadProgress) -> Void)? = nil) {
+        public init(
+            file: URL, durability: DownloadDurability = .synced, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+        ) {
             self.file = file
+            self.durability = durability
             self.progress = progress
         }
     }

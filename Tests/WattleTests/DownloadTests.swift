@@ -81,6 +81,42 @@ struct DownloadTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["keep.txt"])
     }
 
+    @Test("an unsynced download lands intact over HTTP and TLS, and a failed one still leaves no file", arguments: [false, true])
+    func unsyncedDownload(overTLS: Bool) async throws {
+        let session: Session
+        if overTLS {
+            let server = try await TLSServers.server()
+            session = tlsSession {
+                $0.baseURL = server.baseURL
+                $0.trust.selfSignedHosts = ["127.0.0.1"]
+            }
+        } else {
+            session = makeSession(try await TestServer.shared())
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("cache.bin")
+        // Larger than the 512 KiB gathering buffer and the 8 MiB writeback step, and not a
+        // multiple of either.
+        let size = 9_000_011
+        let reports = ProgressLog()
+        let response = try await session.download(
+            "bytes/\(size)", to: destination, durability: .unsynced) { reports.record($0) }
+        #expect(response.fileURL == destination)
+        #expect(response.metrics.bytesReceived == Int64(size))
+        try expectPattern(in: destination, count: size)
+        #expect(reports.last?.receivedBytes == Int64(size))
+
+        try Data("previous".utf8).write(to: destination)
+        // The connection drops after part of the body was written to the temporary file.
+        await expectWattleError({ _ = try await session.download("drop", to: destination, durability: .unsynced) }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["cache.bin"])
+    }
+
     @Test("a download follows redirects and saves only the final body")
     func redirectedDownload() async throws {
         let server = try await TestServer.shared()

@@ -11,6 +11,9 @@ struct WattleClient: BenchClient {
     let session: Session
     /// `WATTLE_BENCH_EXECUTOR=1`: the measurement runs inside `Session.withNetworkThreadExecutor`.
     let onNetworkThread = getenv("WATTLE_BENCH_EXECUTOR").map { String(cString: $0) == "1" } ?? false
+    /// `WATTLE_BENCH_UNSYNCED=1`: downloads leave the file to the page cache (`.unsynced`), as raw libcurl does.
+    let durability: DownloadDurability =
+        getenv("WATTLE_BENCH_UNSYNCED").map { String(cString: $0) == "1" } ?? false ? .unsynced : .synced
 
     init(_ options: Options) {
         session = Session(
@@ -37,7 +40,7 @@ struct WattleClient: BenchClient {
     }
 
     func download(_ url: String, to path: String) async throws -> Int {
-        let response = try await session.download(url, to: URL(fileURLWithPath: path))
+        let response = try await session.download(url, to: URL(fileURLWithPath: path), durability: durability)
         guard response.statusCode == 200 else { throw BenchError.status(response.statusCode) }
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : 0

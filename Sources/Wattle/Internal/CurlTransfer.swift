@@ -49,7 +49,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var pendingDownload: UnsafeMutableRawBufferPointer?
     private var pendingDownloadCount = 0
     /// Bytes of the download written to its file, and how many of them the kernel has been
-    /// asked to start writing to disk (see `writeDownload`).
+    /// asked to start writing to disk (see `writeDownload`; synced downloads only).
     private var downloadWritten = 0
     private var downloadWritebackStarted = 0
     private var downloadedBytes: Int64 = 0
@@ -77,6 +77,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// A download with progress: its header lines are read for `Content-Encoding` (see
     /// `bodyIsEncoded`). Taken once, so that a header line does not copy the download target.
     private let watchesContentEncoding: Bool
+    /// A download whose file is flushed to disk when it finishes (``DownloadDurability/synced``);
+    /// its writeback is started early (see `startWriteback`).
+    private let syncsDownload: Bool
 
     enum AbortReason {
         case tooLarge
@@ -89,6 +92,7 @@ final class CurlTransfer: @unchecked Sendable {
     init(request: TransportRequest) {
         self.request = request
         watchesContentEncoding = request.download?.progress != nil
+        syncsDownload = request.download?.durability == .synced
     }
 
     deinit {
@@ -481,24 +485,27 @@ final class CurlTransfer: @unchecked Sendable {
     /// wait for it), so the fsync at the end waits for the last few MiB instead of the whole
     /// file. Only a hint: a failure is left for the fsync to report.
     private func startWriteback() {
+        guard syncsDownload else { return }
         let pending = downloadWritten - downloadWritebackStarted
         guard pending >= Self.downloadWritebackStep else { return }
         _ = wattle_start_writeback(downloadDescriptor, Int64(downloadWritebackStarted), Int64(pending))
         downloadWritebackStarted = downloadWritten
     }
 
-    /// Closes the download's file and frees its gathered pieces. When `syncing` (a finished
-    /// download), first writes the last pieces and fsyncs the file, and returns why that
-    /// failed; the file is closed either way.
+    /// Closes the download's file and frees its gathered pieces. When `finishing` (a finished
+    /// download), first writes the last pieces and, for a synced download, fsyncs the file, and
+    /// returns why that failed; the file is closed either way.
     @discardableResult
-    private func closeDownload(syncing: Bool = false) -> String? {
+    private func closeDownload(finishing: Bool = false) -> String? {
         var failure: String?
         if downloadDescriptor >= 0 {
-            if syncing {
+            if finishing {
                 failure = flushDownload()
-                if failure == nil, fsync(downloadDescriptor) != 0 { failure = String(cString: strerror(errno)) }
+                if failure == nil, syncsDownload, fsync(downloadDescriptor) != 0 {
+                    failure = String(cString: strerror(errno))
+                }
             }
-            if close(downloadDescriptor) != 0, syncing, failure == nil { failure = String(cString: strerror(errno)) }
+            if close(downloadDescriptor) != 0, finishing, failure == nil { failure = String(cString: strerror(errno)) }
             downloadDescriptor = -1
         }
         pendingDownload?.deallocate()
@@ -532,7 +539,7 @@ final class CurlTransfer: @unchecked Sendable {
             if downloadDescriptor < 0, !openDownload(download.file) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
             }
-            if let reason = closeDownload(syncing: true) {
+            if let reason = closeDownload(finishing: true) {
                 return .failure(.fileError(path: download.file.path, reason: reason))
             }
             reportProgress(expected: downloadedBytes)
