@@ -361,21 +361,20 @@ static int run_download(const char *url, const char *path, long version, const c
      * as Wattle's synced download does (write to a temporary file, fsync, rename, fsync the
      * folder): the like-for-like variant of the reference. */
     const char *durable = getenv("BENCH_FSYNC");
-    int syncing = durable && *durable == '1';
-    if (syncing) fsync(fd);
+    int syncing = durable && *durable == '1', sync_failed = 0;
+    if (syncing && fsync(fd) != 0) sync_failed = 1;
     close(fd);
     if (syncing) {
-        char folder[4096];
-        snprintf(folder, sizeof folder, "%s", path);
-        int folder_fd = open(dirname(folder), O_RDONLY | O_DIRECTORY);
-        if (folder_fd >= 0) {
-            fsync(folder_fd);
-            close(folder_fd);
-        }
+        char *copy = strdup(path);
+        int folder_fd = copy ? open(dirname(copy), O_RDONLY | O_DIRECTORY) : -1;
+        if (folder_fd < 0 || fsync(folder_fd) != 0) sync_failed = 1;
+        if (folder_fd >= 0) close(folder_fd);
+        free(copy);
     }
     double t1 = now(), c1 = cpu();
-    long errors = (rc != CURLE_OK || status != 200) ? 1 : 0;
-    if (errors) fprintf(stderr, "bench-curl: %s (status %ld)\n", curl_easy_strerror(rc), status);
+    long errors = (rc != CURLE_OK || status != 200 || sync_failed) ? 1 : 0;
+    if (errors) fprintf(stderr, "bench-curl: %s (status %ld)%s\n", curl_easy_strerror(rc), status,
+                        sync_failed ? ", fsync failed" : "");
     report("download", 1, t1 - t0, c1 - c0, (long long)size, errors, -1, -1);
     curl_easy_cleanup(easy);
     return (int)errors;

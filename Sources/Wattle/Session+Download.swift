@@ -3,6 +3,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import Logging
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -16,8 +17,8 @@ extension Session {
     ///
     /// The body is written to a temporary file beside `destination` and moved into place only
     /// when the whole body has arrived with a 2xx status, so a failed or cancelled download
-    /// never leaves a partial file or replaces an existing one. By default the file, and then its
-    /// folder, are flushed to disk before this returns, so a finished download also survives a
+    /// never leaves a partial file or replaces an existing one. By default the file is flushed to
+    /// disk before the rename and its folder after it, so a finished download also survives a
     /// crash or power loss; see ``DownloadDurability`` to leave that to the kernel.
     ///
     /// ```swift
@@ -54,23 +55,30 @@ extension Session {
             unlink(temporary.path)
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
+        // The file is in place (and its data on disk): a folder that fails to sync is told, not
+        // thrown, since throwing now would report a replaced file as not replaced.
         if durability == .synced, let reason = Self.syncFolder(directory.path) {
-            throw .fileError(
-                path: destination.path, reason: "the download is in place, but its folder could not be synced: \(reason)")
+            configuration.logger.warning(
+                "download to \(destination.path) is in place, but its folder could not be synced (\(reason)): a power loss may undo the rename")
         }
         response.fileURL = destination
         return response
     }
 
     /// Flushes a folder's entries to disk, so that a file renamed into it stays there after a
-    /// power loss; the reason when that failed. A file system that cannot sync a folder
-    /// (`EINVAL`) is not a failure: there is nothing more to ask of it.
+    /// power loss; the reason when that failed. A folder that cannot be opened for reading (one
+    /// the process may write but not list) or a file system that cannot sync a folder (`EINVAL`,
+    /// `EBADF`) is not a failure: there is nothing more to ask of it.
     private static func syncFolder(_ path: String) -> String? {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        guard descriptor >= 0 else {
+            let code = errno
+            return code == EACCES || code == EPERM ? nil : String(cString: strerror(code))
+        }
         defer { close(descriptor) }
-        if fsync(descriptor) == 0 || errno == EINVAL { return nil }
-        return String(cString: strerror(errno))
+        guard fsync(descriptor) != 0 else { return nil }
+        let code = errno
+        return code == EINVAL || code == EBADF ? nil : String(cString: strerror(code))
     }
 
     /// Streams `GET endpoint` to a file; see ``download(_:to:durability:progress:)-(Request,_,_,_)``.

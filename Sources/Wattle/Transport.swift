@@ -119,10 +119,12 @@ public struct TransportRequest: Sendable {
     public struct DownloadTarget: Sendable {
         /// The file the body is written to.
         public var file: URL
+        /// Whether the finished file is flushed to disk: for ``DownloadDurability/synced``, a
+        /// transport fsyncs `file` before the exchange completes (the session then renames it
+        /// into place and syncs the folder).
+        public var durability: DownloadDurability
         /// Called with progress as bytes arrive, on Wattle's network thread: keep it quick.
         public var progress: (@Sendable (DownloadProgress) -> Void)?
-        /// Whether the finished file is flushed to disk before the exchange completes.
-        public var durability: DownloadDurability
         /// Creates a target.
         public init(
             file: URL, durability: DownloadDurability = .synced, progress: (@Sendable (DownloadProgress) -> Void)? = nil

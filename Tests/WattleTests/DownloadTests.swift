@@ -96,8 +96,8 @@ struct DownloadTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("cache.bin")
-        // Larger than the 512 KiB gathering buffer and the 8 MiB writeback step, and not a
-        // multiple of either.
+        // Several rounds of the 512 KiB gathering buffer and not a multiple of it, so the last
+        // gathered pieces are written when the download finishes.
         let size = 9_000_011
         let reports = ProgressLog()
         let response = try await session.download(

@@ -13,7 +13,7 @@ struct WattleClient: BenchClient {
     let onNetworkThread = getenv("WATTLE_BENCH_EXECUTOR").map { String(cString: $0) == "1" } ?? false
     /// `WATTLE_BENCH_UNSYNCED=1`: downloads leave the file to the page cache (`.unsynced`), as raw libcurl does.
     let durability: DownloadDurability =
-        getenv("WATTLE_BENCH_UNSYNCED").map { String(cString: $0) == "1" } ?? false ? .unsynced : .synced
+        (getenv("WATTLE_BENCH_UNSYNCED").map { String(cString: $0) == "1" } ?? false) ? .unsynced : .synced
 
     init(_ options: Options) {
         session = Session(

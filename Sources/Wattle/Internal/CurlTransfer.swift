@@ -49,7 +49,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var pendingDownload: UnsafeMutableRawBufferPointer?
     private var pendingDownloadCount = 0
     /// Bytes of the download written to its file, and how many of them the kernel has been
-    /// asked to start writing to disk (see `writeDownload`; synced downloads only).
+    /// asked to start writing to disk (see `writeDownload`; the second for synced downloads only).
     private var downloadWritten = 0
     private var downloadWritebackStarted = 0
     private var downloadedBytes: Int64 = 0
