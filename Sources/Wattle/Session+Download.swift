@@ -59,7 +59,10 @@ extension Session {
         // thrown, since throwing now would report a replaced file as not replaced.
         if durability == .synced, let reason = Self.syncFolder(directory.path) {
             configuration.logger.warning(
-                "download to \(destination.path) is in place, but its folder could not be synced (\(reason)): a power loss may undo the rename")
+                """
+                download to \(destination.path) is in place, but its folder could not be synced \
+                (\(reason)): a power loss may undo the rename
+                """)
         }
         response.fileURL = destination
         return response
@@ -86,6 +89,7 @@ extension Session {
         _ endpoint: String, parameters: Parameters = [:], to destination: URL, durability: DownloadDurability = .synced,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
-        try await download(Request(endpoint, query: parameters), to: destination, durability: durability, progress: progress)
+        try await download(
+            Request(endpoint, query: parameters), to: destination, durability: durability, progress: progress)
     }
 }

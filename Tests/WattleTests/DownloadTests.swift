@@ -81,7 +81,9 @@ struct DownloadTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["keep.txt"])
     }
 
-    @Test("an unsynced download lands intact over HTTP and TLS, and a failed one still leaves no file", arguments: [false, true])
+    @Test(
+        "an unsynced download lands intact over HTTP and TLS, and a failed one still leaves no file",
+        arguments: [false, true])
     func unsyncedDownload(overTLS: Bool) async throws {
         let session: Session
         if overTLS {
