@@ -4,6 +4,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 import Logging
+import WattleKeychain
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -57,7 +58,7 @@ extension Session {
         }
         // The file is in place (and its data on disk): a folder that fails to sync is told, not
         // thrown, since throwing now would report a replaced file as not replaced.
-        if durability == .synced, let reason = Self.syncFolder(directory.path) {
+        if durability == .synced, let reason = FolderSync.sync(directory.path) {
             configuration.logger.warning(
                 """
                 download to \(destination.path) is in place, but its folder could not be synced \
@@ -66,22 +67,6 @@ extension Session {
         }
         response.fileURL = destination
         return response
-    }
-
-    /// Flushes a folder's entries to disk, so that a file renamed into it stays there after a
-    /// power loss; the reason when that failed. A folder that cannot be opened for reading (one
-    /// the process may write but not list) or a file system that cannot sync a folder (`EINVAL`,
-    /// `EBADF`) is not a failure: there is nothing more to ask of it.
-    private static func syncFolder(_ path: String) -> String? {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            return code == EACCES || code == EPERM ? nil : String(cString: strerror(code))
-        }
-        defer { close(descriptor) }
-        guard fsync(descriptor) != 0 else { return nil }
-        let code = errno
-        return code == EINVAL || code == EBADF ? nil : String(cString: strerror(code))
     }
 
     /// Streams `GET endpoint` to a file; see ``download(_:to:durability:progress:)-(Request,_,_,_)``.

@@ -65,14 +65,8 @@ enum KeyFile {
         if link(temporary, path) != 0 && errno != EEXIST {
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
         }
-        syncDirectory(of: url)
+        // Best effort, as before: the key file is written and synced; only its name could be lost.
+        _ = FolderSync.sync(url.deletingLastPathComponent().path)
         return try read(url)
-    }
-
-    static func syncDirectory(of url: URL) {
-        let descriptor = open(url.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { return }
-        _ = fsync(descriptor)
-        close(descriptor)
     }
 }
