@@ -11,7 +11,8 @@
  * A read (Keychain.data(forKey:)): one keyed BLAKE2b hash of the identity, one point lookup by
  * blob primary key, one XChaCha20-Poly1305 open of the padded secret, unpad, copy out.
  * An upsert (Keychain.set(_:forKey:)): the identity hash; BEGIN IMMEDIATE; the point lookup and
- * an open of the existing row's attributes (the creation date is kept); the group hash; seal the
+ * an open of the existing row's attributes (the creation date is kept); the group hash only for a
+ * new item (a replaced row's is reused once its attributes opened with it bound in); seal the
  * attributes and the padded secret; INSERT .. ON CONFLICT DO UPDATE; COMMIT (WAL,
  * synchronous=FULL: one fsync of the WAL per commit).
  *
@@ -187,11 +188,15 @@ static size_t encode_attributes(const char *account, double created, double modi
     return n;
 }
 
-/* Seals an item into its row and upserts it (no transaction of its own). */
+/* Seals an item into its row and upserts it (no transaction of its own). `known_grp` is the group
+ * hash of the row being replaced, whose attributes opened with it bound in (NULL: compute it). */
 static void put(struct keychain *k, const char *account, const char *value, const unsigned char id[HASH],
-                double created) {
+                double created, const unsigned char *known_grp) {
     unsigned char grp[HASH], ad[128], plain[256], sealed_attrs[512], padded[256], sealed_secret[512];
-    group_hash(k, grp);
+    if (known_grp)
+        memcpy(grp, known_grp, HASH);
+    else
+        group_hash(k, grp);
     size_t an = encode_attributes(account, created, (double)time(NULL), plain);
     size_t adn = associated(k, 0x41, id, grp, ad);
     size_t sa = seal(plain, an, ad, adn, k->attributes, sealed_attrs);
@@ -253,18 +258,21 @@ static void set(struct keychain *k, const char *account, const char *value) {
     run(k->db, k->stmt[BEGIN]);
     sqlite3_stmt *s = k->stmt[SELECT_ID];
     sqlite3_bind_blob(s, 1, id, HASH, SQLITE_STATIC);
+    unsigned char grp[HASH];
+    int opened = 0;
     if (sqlite3_step(s) == SQLITE_ROW) {
         int an = sqlite3_column_bytes(s, 4);
-        unsigned char grp[HASH];
         memcpy(grp, sqlite3_column_blob(s, 2), HASH);
         if (an >= (int)(NONCE + TAG) && an - (int)(NONCE + TAG) <= (int)sizeof plain) {
             size_t adn = associated(k, 0x41, id, grp, ad);
-            if (open_blob(sqlite3_column_blob(s, 4), (size_t)an, ad, adn, k->attributes, plain) == 0)
+            if (open_blob(sqlite3_column_blob(s, 4), (size_t)an, ad, adn, k->attributes, plain) == 0) {
                 memcpy(&created, plain + an - NONCE - TAG - 21, 8); /* the creation date field */
+                opened = 1;
+            }
         }
     }
     sqlite3_reset(s);
-    put(k, account, value, id, created);
+    put(k, account, value, id, created, opened ? grp : NULL);
     run(k->db, k->stmt[COMMIT]);
 }
 
@@ -414,7 +422,7 @@ int main(int argc, char **argv) {
                 snprintf(account, sizeof account, "key-%ld", j);
                 snprintf(value, sizeof value, "token-value-%ld-0123456789abcdef", j);
                 identity_hash(&k, account, id);
-                put(&k, account, value, id, (double)time(NULL));
+                put(&k, account, value, id, (double)time(NULL), NULL);
             }
             run(k.db, k.stmt[COMMIT]);
         }

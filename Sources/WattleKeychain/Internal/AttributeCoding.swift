@@ -10,7 +10,7 @@ struct AttributeField {
 
     func get(_ attributes: KeychainAttributes) -> [UInt8]? { attributes.encodedField(tag) }
     func set(_ attributes: inout KeychainAttributes, _ bytes: [UInt8]) -> Bool {
-        attributes.setField(tag, encoded: bytes)
+        bytes.withUnsafeBytes { attributes.setField(tag, encoded: $0) }
     }
     func fillDefault(_ attributes: inout KeychainAttributes) { attributes.fillEmptyField(tag) }
 }
@@ -96,9 +96,12 @@ enum AttributeCoding {
     static func encode(
         _ attributes: KeychainAttributes, accessibility: KeychainAccessibility, synchronizable: Bool
     ) -> [UInt8] {
-        var out: [UInt8] = [version, accessibilityCode(accessibility), synchronizable ? 1 : 0]
-        out.reserveCapacity(128)
-        for tag in tags { appendField(tag, of: attributes, to: &out, keepingMissing: false) }
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        out.append(version)
+        out.append(accessibilityCode(accessibility))
+        out.append(synchronizable ? 1 : 0)
+        attributes.appendSetFields(to: &out)
         return out
     }
 
@@ -108,37 +111,57 @@ enum AttributeCoding {
     static func appendField(_ tag: UInt8, of attributes: KeychainAttributes, to out: inout [UInt8], keepingMissing: Bool) {
         // Most of the 28 fields are unset: skip them before writing anything.
         guard keepingMissing || attributes.hasField(tag) else { return }
+        // Set (checked above), or missing and kept: then nothing is appended and the length is 0.
+        appendField(tag, to: &out) { _ = attributes.appendEncodedField(tag, to: &$0) }
+    }
+
+    /// Appends tag, a 4-byte little-endian length and the value `write` appends: the layout of
+    /// one field. The length is filled in after the value is written in place.
+    static func appendField(_ tag: UInt8, to out: inout [UInt8], _ write: (inout [UInt8]) -> Void) {
         let mark = out.count
         out.append(tag)
         Bytes.append(littleEndian: UInt32(0), to: &out)
-        // Set (checked above), or missing and kept: then nothing is appended and the length is 0.
-        _ = attributes.appendEncodedField(tag, to: &out)
+        write(&out)
         let length = UInt32(out.count - mark - 5).littleEndian
         withUnsafeBytes(of: length) { for (offset, byte) in $0.enumerated() { out[mark + 1 + offset] = byte } }
     }
 
     struct Decoded {
-        var attributes: KeychainAttributes
-        var accessibility: KeychainAccessibility
-        var synchronizable: Bool
+        var attributes = KeychainAttributes()
+        var accessibility = KeychainAccessibility.afterFirstUnlock
+        var synchronizable = false
     }
 
     static func decode(_ bytes: [UInt8]) throws(KeychainError) -> Decoded {
+        try bytes.withUnsafeBytes { buffer in Result { () throws(KeychainError) in try decode(buffer) } }.get()
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(KeychainError) -> Decoded {
+        var decoded = Decoded()
+        try decode(bytes, into: &decoded)
+        return decoded
+    }
+
+    /// Decodes in place: each field is read from `bytes` straight into its value in `decoded`
+    /// (which must be empty), with no array per field and no copy of the attributes (a
+    /// `KeychainAttributes` is ~400 bytes, and each copy retains and releases every field).
+    static func decode(_ bytes: UnsafeRawBufferPointer, into decoded: inout Decoded) throws(KeychainError) {
         guard bytes.count >= 3, bytes[0] == version, bytes[2] <= 1,
             let accessibility = accessibility(code: bytes[1])
         else { throw .decode }
-        var attributes = KeychainAttributes()
+        decoded.accessibility = accessibility
+        decoded.synchronizable = bytes[2] == 1
         var index = 3
         while index < bytes.count {
-            guard index + 5 <= bytes.count else { throw .decode }
+            guard bytes.count - index >= 5 else { throw .decode }
             let tag = bytes[index]
-            let length = Int(Bytes.uint64(bytes[(index + 1)..<(index + 5)]))
+            let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: index + 1, as: UInt32.self)))
             index += 5
             guard length <= bytes.count - index, tags.contains(tag) else { throw .decode }
-            guard attributes.setField(tag, encoded: Array(bytes[index..<(index + length)])) else { throw .decode }
+            let value = UnsafeRawBufferPointer(rebasing: bytes[index..<(index + length)])
+            guard decoded.attributes.setField(tag, encoded: value) else { throw .decode }
             index += length
         }
-        return Decoded(attributes: attributes, accessibility: accessibility, synchronizable: bytes[2] == 1)
     }
 
     /// Whether every attribute set in `filter` is equal in `item`.

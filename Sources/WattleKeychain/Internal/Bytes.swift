@@ -16,6 +16,24 @@ enum Bytes {
         bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
     }
 
+    /// A new array of `count` bytes, all written by `body`. Up to 1 KiB the bytes are written on
+    /// the stack and copied into the array: callgrind counted ~400 instructions for that against
+    /// ~700 for `Array(unsafeUninitializedCapacity:initializingWith:)` or
+    /// `Array(repeating:count:)`, which look up `_ContiguousArrayStorage<UInt8>`'s metadata
+    /// through the runtime's slow path on each call. Hashes and sealed blobs are made this way.
+    static func make(count: Int, _ body: (UnsafeMutableRawBufferPointer) -> Void) -> [UInt8] {
+        guard count <= 1024 else {
+            return [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+                body(UnsafeMutableRawBufferPointer(buffer))
+                initialized = count
+            }
+        }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
+            body(UnsafeMutableRawBufferPointer(buffer))
+            return Array(UnsafeBufferPointer(buffer))
+        }
+    }
+
     static func uint64(_ bytes: some Collection<UInt8>) -> UInt64 {
         var value: UInt64 = 0
         for (index, byte) in bytes.prefix(8).enumerated() { value |= UInt64(byte) << (8 * UInt64(index)) }

@@ -18,7 +18,9 @@ extension KeychainEngine {
     }
 
     private func id(_ key: String, _ address: Address) -> [UInt8] {
-        identityHash(.genericPassword, address.attributes(account: key), synchronizable: address.synchronizable)
+        genericPasswordIdentityHash(
+            account: key, service: address.service, accessGroup: address.accessGroup,
+            synchronizable: address.synchronizable)
     }
 
     private func group(_ address: Address) -> [UInt8] {
@@ -39,20 +41,27 @@ extension KeychainEngine {
     ) throws {
         let rowID = id(key, address)
         try storage.write {
-            var attributes = address.attributes(account: key)
             let now = Date()
-            attributes.creationDate = now
-            if let existing = try storage.row(id: rowID), let decoded = try? openAttributes(existing) {
-                // An existing item that cannot be decoded is replaced whole; nothing of it is kept.
-                attributes = decoded.attributes
-                attributes.creationDate = decoded.attributes.creationDate ?? now
+            // Decoded in place and changed there: copying the ~400-byte attributes out of the
+            // decoded value showed in profiles of the upsert.
+            var decoded = AttributeCoding.Decoded()
+            var knownGroup: [UInt8]?
+            if let existing = try storage.row(id: rowID), (try? openAttributes(existing, into: &decoded)) != nil {
+                // Its service (the group attribute) is the one it was found by, and its group
+                // hash was bound into the attributes that just opened: reuse it.
+                knownGroup = existing.group
+                if decoded.attributes.creationDate == nil { decoded.attributes.creationDate = now }
+            } else {
+                // None, or one that cannot be decoded: that is replaced whole, nothing of it kept.
+                decoded.attributes = address.attributes(account: key)
+                decoded.attributes.creationDate = now
             }
-            attributes.modificationDate = now
-            if let label { attributes.label = label }
-            if let comment { attributes.comment = comment }
+            decoded.attributes.modificationDate = now
+            if let label { decoded.attributes.label = label }
+            if let comment { decoded.attributes.comment = comment }
             let row = try makeRow(
-                .genericPassword, attributes: attributes, accessibility: accessibility,
-                synchronizable: address.synchronizable, secret: data, knownID: rowID)
+                .genericPassword, attributes: decoded.attributes, accessibility: accessibility,
+                synchronizable: address.synchronizable, secret: data, knownID: rowID, knownGroup: knownGroup)
             try storage.upsert(row)
         }
     }

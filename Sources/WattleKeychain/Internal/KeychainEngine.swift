@@ -77,8 +77,10 @@ final class KeychainEngine {
     func identityHash(_ itemClass: KeychainItemClass, _ attributes: KeychainAttributes, synchronizable: Bool)
         -> [UInt8]
     {
-        var input: [UInt8] = [0x49, itemClass.rawValue]
-        input.reserveCapacity(96)
+        var input: [UInt8] = []
+        input.reserveCapacity(128)
+        input.append(0x49)
+        input.append(itemClass.rawValue)
         for tag in AttributeCoding.identityTags(itemClass) {
             AttributeCoding.appendField(tag, of: attributes, to: &input, keepingMissing: true)
         }
@@ -86,12 +88,34 @@ final class KeychainEngine {
         return Sodium.keyedHash(input, key: keys.identity)
     }
 
+    /// The identity hash of a generic password, as ``identityHash(_:_:synchronizable:)`` gives for
+    /// attributes with only these three fields, built on the stack from the strings: the
+    /// `Keychain` reads and upserts make no `KeychainAttributes` and no array for it.
+    func genericPasswordIdentityHash(account: String, service: String, accessGroup: String, synchronizable: Bool)
+        -> [UInt8]
+    {
+        typealias Tag = AttributeCoding.Tag
+        let capacity =
+            3 + ByteWriter.fieldCount(account) + ByteWriter.fieldCount(service) + ByteWriter.fieldCount(accessGroup)
+        return ByteWriter.withBytes(capacity: capacity) { input in
+            // The order of AttributeCoding.identityTags(.genericPassword).
+            input.append(0x49)
+            input.append(KeychainItemClass.genericPassword.rawValue)
+            input.appendField(Tag.account, account)
+            input.appendField(Tag.service, service)
+            input.appendField(Tag.accessGroup, accessGroup)
+            input.append(synchronizable ? 1 : 0)
+        } use: { Sodium.keyedHash($0, key: keys.identity) }
+    }
+
     func groupHash(_ itemClass: KeychainItemClass, value: [UInt8], synchronizable: Bool) -> [UInt8] {
-        var input: [UInt8] = [0x47, itemClass.rawValue]
-        Bytes.append(littleEndian: UInt32(value.count), to: &input)
-        input.append(contentsOf: value)
-        input.append(synchronizable ? 1 : 0)
-        return Sodium.keyedHash(input, key: keys.group)
+        ByteWriter.withBytes(capacity: 7 + value.count) { input in
+            input.append(0x47)
+            input.append(itemClass.rawValue)
+            input.append(littleEndian: UInt32(value.count))
+            input.append(value)
+            input.append(synchronizable ? 1 : 0)
+        } use: { Sodium.keyedHash($0, key: keys.group) }
     }
 
     func groupHash(_ itemClass: KeychainItemClass, _ attributes: KeychainAttributes, synchronizable: Bool)
@@ -107,63 +131,79 @@ final class KeychainEngine {
     }
 
     /// Binds a blob to its row: format, keychain, key version, class, protection, which blob,
-    /// identity hash and group hash.
+    /// identity hash and group hash. `body` gets the bytes, built on the stack.
+    func withAssociatedData<R, E: Error>(
+        _ kind: BlobKind, itemClass: UInt8, protection: UInt8, id: [UInt8], group: [UInt8],
+        _ body: (UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        let capacity: Int = 11 + header.keychainID.count + id.count + group.count
+        return try ByteWriter.withBytes(capacity: capacity) { (ad: inout ByteWriter) in
+            ad.append(0x57)
+            ad.append(0x4B)
+            ad.append(0x43)
+            ad.append(header.format)
+            ad.append(header.keychainID)
+            ad.append(littleEndian: header.keyVersion)
+            ad.append(itemClass)
+            ad.append(protection)
+            ad.append(kind.rawValue)
+            ad.append(id)
+            ad.append(group)
+        } use: { (ad) throws(E) -> R in try body(ad) }
+    }
+
+    /// ``withAssociatedData(_:itemClass:protection:id:group:_:)``'s bytes as an array.
     func associatedData(_ kind: BlobKind, itemClass: UInt8, protection: UInt8, id: [UInt8], group: [UInt8])
         -> [UInt8]
     {
-        var ad: [UInt8] = [0x57, 0x4B, 0x43, header.format]
-        ad.reserveCapacity(96)
-        ad.append(contentsOf: header.keychainID)
-        Bytes.append(littleEndian: header.keyVersion, to: &ad)
-        ad.append(itemClass)
-        ad.append(protection)
-        ad.append(kind.rawValue)
-        ad.append(contentsOf: id)
-        ad.append(contentsOf: group)
-        return ad
+        withAssociatedData(kind, itemClass: itemClass, protection: protection, id: id, group: group) { Array($0) }
     }
 
     /// Seals an item into a row; `attributes` must be normalized.
     ///
-    /// - Parameter knownID: the identity hash of these attributes when the caller has it
-    ///   already (``setValue(_:forKey:at:accessibility:label:comment:)`` looked the row up by
-    ///   it), so it is not computed twice.
+    /// - Parameters:
+    ///   - knownID: the identity hash of these attributes when the caller has it already
+    ///     (``setValue(_:forKey:at:accessibility:label:comment:)`` looked the row up by it), so it
+    ///     is not computed twice.
+    ///   - knownGroup: the group hash of these attributes when the caller has it already: the
+    ///     `group` of the row being replaced, whose attributes opened with it bound in, when the
+    ///     group attribute is unchanged.
     func makeRow(
         _ itemClass: KeychainItemClass, attributes: KeychainAttributes, accessibility: KeychainAccessibility,
-        synchronizable: Bool, secret: Data, knownID: [UInt8]? = nil
+        synchronizable: Bool, secret: Data, knownID: [UInt8]? = nil, knownGroup: [UInt8]? = nil
     ) throws -> StoredRow {
         let protection = KeyRing.Protection(accessibility)
         guard let classKey = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
         assert(knownID == nil || knownID == identityHash(itemClass, attributes, synchronizable: synchronizable))
+        assert(knownGroup == nil || knownGroup == groupHash(itemClass, attributes, synchronizable: synchronizable))
         let id = knownID ?? identityHash(itemClass, attributes, synchronizable: synchronizable)
-        let group = groupHash(itemClass, attributes, synchronizable: synchronizable)
+        let group = knownGroup ?? groupHash(itemClass, attributes, synchronizable: synchronizable)
         var plain = AttributeCoding.encode(attributes, accessibility: accessibility, synchronizable: synchronizable)
         defer { Sodium.wipe(&plain, count: plain.count) }
-        let sealedAttributes = plain.withUnsafeBytes {
-            Sodium.seal(
-                $0,
-                additionalData: associatedData(
-                    .attributes, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id,
-                    group: group),
-                key: keys.attributes)
+        let sealedAttributes = withAssociatedData(
+            .attributes, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id, group: group
+        ) { ad in
+            plain.withUnsafeBytes { Sodium.seal($0, additionalData: ad, key: keys.attributes) }
         }
-        let sealedSecret = sealSecret(
-            secret,
-            additionalData: associatedData(
-                .secret, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id, group: group),
-            key: classKey)
+        let sealedSecret = withAssociatedData(
+            .secret, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id, group: group
+        ) { ad in
+            sealSecret(secret, additionalData: ad, key: classKey)
+        }
         return StoredRow(
             id: id, itemClass: itemClass.rawValue, group: group, protection: protection.rawValue,
             attributes: sealedAttributes, secret: sealedSecret)
     }
 
-    private func sealSecret(_ secret: Data, additionalData: [UInt8], key: SecureBytes) -> [UInt8] {
+    /// Pads the secret in a temporary buffer (on the stack when small), wiped after sealing.
+    private func sealSecret(_ secret: Data, additionalData: UnsafeRawBufferPointer, key: SecureBytes) -> [UInt8] {
         let capacity = Sodium.paddedCount(secret.count)
-        var padded = [UInt8](repeating: 0, count: capacity)
-        defer { Sodium.wipe(&padded, count: capacity) }
-        return padded.withUnsafeMutableBufferPointer { buffer in
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: capacity) { buffer in
+            let base = buffer.baseAddress!
+            defer { Sodium.wipe(base, count: capacity) }
+            base.initialize(repeating: 0, count: capacity)
             _ = secret.copyBytes(to: buffer)
-            _ = Sodium.pad(buffer.baseAddress!, count: secret.count, capacity: capacity)
+            _ = Sodium.pad(base, count: secret.count, capacity: capacity)
             return Sodium.seal(UnsafeRawBufferPointer(buffer), additionalData: additionalData, key: key)
         }
     }
@@ -175,30 +215,49 @@ final class KeychainEngine {
         guard let key = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
         let count = row.secret.count - Sodium.nonceBytes - Sodium.tagBytes
         guard count > 0, count % Sodium.padBlock == 0 else { throw KeychainError.decode }
-        let ad = associatedData(
-            .secret, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group)
-        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { buffer in
-            let base = buffer.baseAddress!
-            defer { Sodium.wipe(base, count: count) }
-            guard Sodium.open(row.secret, additionalData: ad, key: key, into: base),
-                let length = Sodium.unpaddedCount(base, paddedCount: count)
-            else { throw KeychainError.decode }
-            return Data(bytes: base, count: length)
+        return try withAssociatedData(
+            .secret, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group
+        ) { (ad) throws(KeychainError) -> Data in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { (buffer) throws(KeychainError) in
+                let base = buffer.baseAddress!
+                defer { Sodium.wipe(base, count: count) }
+                guard Sodium.open(row.secret, additionalData: ad, key: key, into: base),
+                    let length = Sodium.unpaddedCount(base, paddedCount: count)
+                else { throw .decode }
+                return Data(bytes: base, count: length)
+            }
         }
     }
 
     /// Opens a row's attributes; `decode` when altered or inconsistent with the row.
     func openAttributes(_ row: StoredRow) throws -> AttributeCoding.Decoded {
-        let ad = associatedData(
-            .attributes, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group)
-        guard var plain = Sodium.open(row.attributes, additionalData: ad, key: keys.attributes) else {
-            throw KeychainError.decode
+        var decoded = AttributeCoding.Decoded()
+        try openAttributes(row, into: &decoded)
+        return decoded
+    }
+
+    /// Opens a row's attributes into `decoded`, which must be empty (and is partly filled when
+    /// this throws). The plaintext is opened into a temporary buffer (on the stack when small),
+    /// decoded from there in place and wiped: the ~400-byte value is never returned through the
+    /// closures, which copied it at each level.
+    func openAttributes(_ row: StoredRow, into decoded: inout AttributeCoding.Decoded) throws {
+        let count = row.attributes.count - Sodium.nonceBytes - Sodium.tagBytes
+        guard count >= 0 else { throw KeychainError.decode }
+        try withAssociatedData(
+            .attributes, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group
+        ) { (ad) throws(KeychainError) in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(count, 1)) {
+                (buffer) throws(KeychainError) in
+                let base = buffer.baseAddress!
+                defer { Sodium.wipe(base, count: count) }
+                guard Sodium.open(row.attributes, additionalData: ad, key: keys.attributes, into: base) else {
+                    throw .decode
+                }
+                try AttributeCoding.decode(UnsafeRawBufferPointer(start: base, count: count), into: &decoded)
+            }
         }
-        defer { Sodium.wipe(&plain, count: plain.count) }
-        let decoded = try AttributeCoding.decode(plain)
         guard KeyRing.Protection(decoded.accessibility).rawValue == row.protection else {
             throw KeychainError.decode
         }
-        return decoded
     }
 }

@@ -28,62 +28,60 @@ enum Sodium {
     }
 
     /// Keyed BLAKE2b-256 (`crypto_generichash`).
-    static func keyedHash(_ input: [UInt8], key: SecureBytes) -> [UInt8] {
-        [UInt8](unsafeUninitializedCapacity: hashBytes) { out, initialized in
-            input.withUnsafeBufferPointer { message in
-                _ = crypto_generichash(
-                    out.baseAddress!, hashBytes, message.baseAddress, UInt64(message.count),
-                    key.bytes, key.count)
-            }
-            initialized = hashBytes
+    static func keyedHash(_ input: UnsafeRawBufferPointer, key: SecureBytes) -> [UInt8] {
+        Bytes.make(count: hashBytes) { out in
+            _ = crypto_generichash(
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self), hashBytes,
+                input.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(input.count), key.bytes, key.count)
         }
     }
 
+    static func keyedHash(_ input: [UInt8], key: SecureBytes) -> [UInt8] {
+        input.withUnsafeBytes { keyedHash($0, key: key) }
+    }
+
     /// XChaCha20-Poly1305 IETF with a random nonce; returns nonce || ciphertext || tag.
-    static func seal(_ message: UnsafeRawBufferPointer, additionalData: [UInt8], key: SecureBytes) -> [UInt8] {
-        let total = nonceBytes + message.count + tagBytes
-        return [UInt8](unsafeUninitializedCapacity: total) { out, initialized in
-            let base = out.baseAddress!
+    static func seal(
+        _ message: UnsafeRawBufferPointer, additionalData: UnsafeRawBufferPointer, key: SecureBytes
+    ) -> [UInt8] {
+        Bytes.make(count: nonceBytes + message.count + tagBytes) { out in
+            let base = out.baseAddress!.assumingMemoryBound(to: UInt8.self)
             randombytes_buf(base, nonceBytes)
             var written: UInt64 = 0
-            additionalData.withUnsafeBufferPointer { ad in
-                _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
-                    base + nonceBytes, &written,
-                    message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
-                    ad.baseAddress, UInt64(ad.count), nil, base, key.bytes)
-            }
-            initialized = total
+            _ = crypto_aead_xchacha20poly1305_ietf_encrypt(
+                base + nonceBytes, &written,
+                message.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(message.count),
+                additionalData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(additionalData.count), nil,
+                base, key.bytes)
         }
+    }
+
+    static func seal(_ message: UnsafeRawBufferPointer, additionalData: [UInt8], key: SecureBytes) -> [UInt8] {
+        additionalData.withUnsafeBytes { seal(message, additionalData: $0, key: key) }
     }
 
     /// Opens nonce || ciphertext || tag into `output` (which must hold `sealed.count - 40`
     /// bytes); false when the blob or its associated data was altered.
     static func open(
-        _ sealed: [UInt8], additionalData: [UInt8], key: SecureBytes, into output: UnsafeMutableRawPointer
+        _ sealed: [UInt8], additionalData: UnsafeRawBufferPointer, key: SecureBytes,
+        into output: UnsafeMutableRawPointer
     ) -> Bool {
         guard sealed.count >= nonceBytes + tagBytes else { return false }
         return sealed.withUnsafeBufferPointer { blob in
-            additionalData.withUnsafeBufferPointer { ad in
-                var written: UInt64 = 0
-                let base = blob.baseAddress!
-                return crypto_aead_xchacha20poly1305_ietf_decrypt(
-                    output.assumingMemoryBound(to: UInt8.self), &written, nil,
-                    base + nonceBytes, UInt64(blob.count - nonceBytes),
-                    ad.baseAddress, UInt64(ad.count), base, key.bytes) == 0
-            }
+            var written: UInt64 = 0
+            let base = blob.baseAddress!
+            return crypto_aead_xchacha20poly1305_ietf_decrypt(
+                output.assumingMemoryBound(to: UInt8.self), &written, nil,
+                base + nonceBytes, UInt64(blob.count - nonceBytes),
+                additionalData.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt64(additionalData.count),
+                base, key.bytes) == 0
         }
     }
 
-    /// Opens a blob into a new array; nil when it was altered.
-    static func open(_ sealed: [UInt8], additionalData: [UInt8], key: SecureBytes) -> [UInt8]? {
-        let count = sealed.count - nonceBytes - tagBytes
-        guard count >= 0 else { return nil }
-        var ok = false
-        let plain = [UInt8](unsafeUninitializedCapacity: max(count, 1)) { out, initialized in
-            ok = open(sealed, additionalData: additionalData, key: key, into: UnsafeMutableRawPointer(out.baseAddress!))
-            initialized = ok ? count : 0
-        }
-        return ok ? plain : nil
+    static func open(
+        _ sealed: [UInt8], additionalData: [UInt8], key: SecureBytes, into output: UnsafeMutableRawPointer
+    ) -> Bool {
+        additionalData.withUnsafeBytes { open(sealed, additionalData: $0, key: key, into: output) }
     }
 
     /// Derives subkey `id` of a master key (`crypto_kdf_derive_from_key`, context "WattleKC").
