@@ -262,8 +262,9 @@ static void set(struct keychain *k, const char *account, const char *value) {
     int opened = 0;
     if (sqlite3_step(s) == SQLITE_ROW) {
         int an = sqlite3_column_bytes(s, 4);
-        memcpy(grp, sqlite3_column_blob(s, 2), HASH);
-        if (an >= (int)(NONCE + TAG) && an - (int)(NONCE + TAG) <= (int)sizeof plain) {
+        if (sqlite3_column_bytes(s, 2) == HASH) memcpy(grp, sqlite3_column_blob(s, 2), HASH);
+        if (sqlite3_column_bytes(s, 2) == HASH && an >= (int)(NONCE + TAG) &&
+            an - (int)(NONCE + TAG) <= (int)sizeof plain) {
             size_t adn = associated(k, 0x41, id, grp, ad);
             if (open_blob(sqlite3_column_blob(s, 4), (size_t)an, ad, adn, k->attributes, plain) == 0) {
                 memcpy(&created, plain + an - NONCE - TAG - 21, 8); /* the creation date field */

@@ -107,6 +107,9 @@ struct AttributeEncodingTests {
             Self.record([(0, [1])]), Self.record([(29, [1])]), Self.record([(255, [])]),
             Self.record([(12, [1, 2, 3])]), Self.record([(27, [])]), Self.record([(1, [0xFF, 0xFE])]),
             [1, 0, 2], [2, 0, 0], [1, 0, 0, 1, 5, 0, 0, 0, 0x61],
+            // A field header cut short after 1 to 4 bytes; a length of 2^32 - 1.
+            [1, 0, 0, 1], [1, 0, 0, 1, 0], [1, 0, 0, 1, 0, 0], [1, 0, 0, 1, 0, 0, 0],
+            [1, 0, 0, 1, 0xFF, 0xFF, 0xFF, 0xFF, 0x61],
         ] {
             #expect(throws: KeychainError.decode) { try AttributeCoding.decode(bad) }
         }
