@@ -75,6 +75,45 @@ struct IsolatedResourceTests {
         #expect(matched == 10_000)
         #expect(growth < 20 * 1024 * 1024, "RSS grew by \(growth / 1024) KB after warm-up")
     }
+
+    @Test("a 200 MB download arrives intact while resident memory stays flat", .enabled(if: isolated))
+    func twoHundredMegabytes() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("big.bin")
+        let size = 200 * 1024 * 1024
+
+        let baseline = residentMemory()
+        let sampler = Task.detached {
+            var peak = 0
+            while !Task.isCancelled {
+                peak = max(peak, residentMemory())
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        let reports = ProgressLog()
+        let response = try await session.download("bytes/\(size)", to: destination) { reports.record($0) }
+        sampler.cancel()
+        let peak = await sampler.value
+
+        #expect(response.fileURL == destination)
+        #expect(response.data.isEmpty)
+        #expect(response.metrics.bytesReceived == Int64(size))
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+        #expect((attributes[.size] as? Int) == size)
+        try expectPattern(in: destination, count: size)
+        // Run alone (this suite), so the process's RSS is the download's: a few MB, where a body
+        // kept in memory would be 200 MB. (Among the parallel tests it once grew by 105 MB.)
+        let growth = peak - baseline
+        print("download: 200 MB, peak RSS growth \(growth / 1024) KB")
+        #expect(growth < 16 * 1024 * 1024, "peak resident memory grew by \(growth / 1024 / 1024) MB")
+        #expect(reports.last?.receivedBytes == Int64(size))
+        #expect(reports.last?.expectedBytes == Int64(size))
+        #expect(reports.count > 1)
+    }
 }
 
 func threadCount() -> Int {
