@@ -18,6 +18,11 @@ let package = Package(
             name: "bench-wattle",
             dependencies: ["BenchSupport", .product(name: "Wattle", package: "Wattle")]
         ),
+        // N sequential GETs with a synchronous main, for callgrind (see its main.swift).
+        .executableTarget(
+            name: "profile-wattle",
+            dependencies: [.product(name: "Wattle", package: "Wattle")]
+        ),
         .executableTarget(
             name: "bench-urlsession",
             dependencies: ["BenchSupport"]

@@ -56,10 +56,13 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private let multi: UnsafeMutableRawPointer
     private let settings: Settings
     private let inbox = PThreadLocked(Inbox())
+    // Unchecked exclusivity (as `CurlTransfer`'s buffers): engine-thread state whose accesses
+    // are each one standard-library call, so none can overlap another; the dynamic check cost
+    // ~115 instructions on each, several per request.
     /// Engine thread only.
-    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Engine thread only: easy handles kept for reuse, with the session's fixed options set.
-    private var idleHandles: [EasyHandle] = []
+    @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     private let maximumIdleHandles: Int
 
     init(configuration: Configuration) {
@@ -250,7 +253,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         complete(transfer, with: .failure(.cancelled))
     }
 
-    private var nextStallCheck = ContinuousClock.now
+    /// Engine thread only (unchecked exclusivity: see `active`).
+    @exclusivity(unchecked) private var nextStallCheck = ContinuousClock.now
 
     /// Fails transfers that moved no byte for their stall timeout (checked every 100 ms).
     private func checkStalls() {

@@ -16,7 +16,7 @@ final class CurlTransport: Transport {
 
     deinit { engine.shutdown() }
 
-    func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
+    nonisolated(nonsending) func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
         if Task.isCancelled { throw .cancelled }
         let transfer = CurlTransfer(request: request)
         let completed: CurlTransfer.Completed

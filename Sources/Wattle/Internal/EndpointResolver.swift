@@ -14,7 +14,7 @@ enum EndpointResolver {
     static func resolveTarget(_ endpoint: String, query: Parameters, baseURL: URL?) throws(WattleError)
         -> (url: URL, target: TransportRequest.Target)
     {
-        if let bad = endpoint.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+        if let bad = endpoint.withUTF8Bytes({ $0.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) }) {
             throw .invalidURL(Redaction.escaped(endpoint), reason: "it contains \(Redaction.describe(byte: bad))")
         }
         let trimmed = Self.trimmingSpaces(endpoint)
@@ -39,10 +39,22 @@ enum EndpointResolver {
             while path.utf8.first == UInt8(ascii: "/") { path = path.dropFirst() }
             absolute = base + path
         }
-        if let hash = absolute.utf8.firstIndex(of: UInt8(ascii: "#")) { absolute = String(absolute[..<hash]) }
-        if absolute.utf8.contains(where: { PercentEncoding.needsEncodingInURL($0) || $0 == 0x25 || $0 == 0x5B || $0 == 0x5D }) {
-            absolute = PercentEncoding.encodeForURL(absolute)
+        let (beforeFragment, needsEncoding) = absolute.withUTF8Bytes { bytes -> (String?, Bool) in
+            // One pass up to the fragment, which is dropped ("#" is ASCII: what precedes it is
+            // whole UTF-8).
+            var needsEncoding = false
+            for index in bytes.indices {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "#") {
+                    let beforeFragment = UnsafeBufferPointer(rebasing: bytes[..<index])
+                    return (String(decoding: beforeFragment, as: UTF8.self), needsEncoding)
+                }
+                if PercentEncoding.mayNeedEncodingInURL(byte) { needsEncoding = true }
+            }
+            return (nil, needsEncoding)
         }
+        if let beforeFragment { absolute = beforeFragment }
+        if needsEncoding { absolute = PercentEncoding.encodeForURL(absolute) }
         let pairs = try query.flattened()
         if !pairs.isEmpty {
             // Parameters join the endpoint's own query with "&", unless that query is empty or
@@ -82,10 +94,23 @@ enum EndpointResolver {
 
     /// The lowercased scheme if the string starts with `scheme:` (RFC 3986 section 3.1).
     static func scheme(of string: String) -> String? {
-        // Fast path for the common cases, on bytes.
-        let bytes = string.utf8
-        if bytes.starts(with: "https://".utf8) || bytes.starts(with: "HTTPS://".utf8) { return "https" }
-        if bytes.starts(with: "http://".utf8) || bytes.starts(with: "HTTP://".utf8) { return "http" }
+        // Fast path for the common cases, on the contiguous bytes (in any case: the general
+        // path below lowercases the scheme too).
+        let common = string.withUTF8Bytes { bytes -> String? in
+            guard bytes.count >= 7, bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"),
+                bytes[2] | 0x20 == UInt8(ascii: "t"), bytes[3] | 0x20 == UInt8(ascii: "p")
+            else { return nil }
+            if bytes[4] == UInt8(ascii: ":"), bytes[5] == UInt8(ascii: "/"), bytes[6] == UInt8(ascii: "/") {
+                return "http"
+            }
+            if bytes.count >= 8, bytes[4] | 0x20 == UInt8(ascii: "s"), bytes[5] == UInt8(ascii: ":"),
+                bytes[6] == UInt8(ascii: "/"), bytes[7] == UInt8(ascii: "/")
+            {
+                return "https"
+            }
+            return nil
+        }
+        if let common { return common }
         // Otherwise: ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) before the first colon.
         guard let colon = string.firstIndex(of: ":") else { return nil }
         let candidate = string.utf8[..<colon]
@@ -99,5 +124,16 @@ enum EndpointResolver {
             return nil
         }
         return scheme
+    }
+}
+
+extension String {
+    /// Runs `body` on the string's UTF-8 bytes, contiguous: a native string's own storage, with
+    /// no copy. Scanning them is several times cheaper than iterating `utf8`, which showed in
+    /// request profiles (~1,000 instructions for each scan of a 40-byte URL).
+    func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
     }
 }

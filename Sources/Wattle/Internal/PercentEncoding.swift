@@ -85,6 +85,25 @@ enum PercentEncoding {
             || byte == UInt8(ascii: "}")
     }
 
+    /// Whether `encodeForURL` may change this byte: one it always encodes
+    /// (``needsEncodingInURL(_:)``), or `%`, `[` or `]`, which it encodes depending on where
+    /// they are. Two bit masks instead of a chain of comparisons: every request's URL is
+    /// scanned with it.
+    @inline(__always)
+    static func mayNeedEncodingInURL(_ byte: UInt8) -> Bool {
+        if byte < 64 { return mayNeedEncodingBelow64 & (1 << UInt64(byte)) != 0 }
+        if byte < 128 { return mayNeedEncodingFrom64 & (1 << UInt64(byte - 64)) != 0 }
+        return true
+    }
+
+    /// Bytes 0 to 63: controls, space, `"`, `%`, `<`, `>`.
+    private static let mayNeedEncodingBelow64: UInt64 =
+        0x1_FFFF_FFFF | 1 << 0x22 | 1 << 0x25 | 1 << 0x3C | 1 << 0x3E
+    /// Bytes 64 to 127: `[`, `\`, `]`, `^`, `` ` ``, `{`, `|`, `}`, DEL.
+    private static let mayNeedEncodingFrom64: UInt64 =
+        1 << (0x5B - 64) | 1 << (0x5C - 64) | 1 << (0x5D - 64) | 1 << (0x5E - 64) | 1 << (0x60 - 64)
+        | 1 << (0x7B - 64) | 1 << (0x7C - 64) | 1 << (0x7D - 64) | 1 << (0x7F - 64)
+
     /// `name=value&...` with both sides encoded.
     static func query(_ pairs: [(String, String)]) -> String {
         pairs.map { "\(encodeUnreserved($0.0))=\(encodeUnreserved($0.1))" }.joined(separator: "&")
