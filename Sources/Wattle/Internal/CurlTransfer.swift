@@ -133,7 +133,9 @@ final class CurlTransfer: @unchecked Sendable {
             if code != CURLE_OK, failed == nil { failed = (what, code) }
         }
 
-        check(wattle_curl_easy_setopt_string(easy, CURLOPT_URL, request.target.string), "URL")
+        // `withCString`: a native string's own bytes, where passing the `String` for the
+        // `const char *` made a NUL-terminated copy (`utf8CString`) on every transfer.
+        check(request.target.string.withCString { wattle_curl_easy_setopt_string(easy, CURLOPT_URL, $0) }, "URL")
         if handle.freshCleartextConnections {
             // HTTP/2 by prior knowledge over plain TCP on a libcurl that fails reused such
             // connections: a connection of its own, closed after. Over TLS, ALPN marks the
@@ -249,16 +251,22 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Callbacks (engine thread, inside curl_multi_perform)
 
+    // The body and header callbacks borrow the transfer (`_withUnsafeGuaranteedRef`): whenever
+    // curl can call back, the engine holds it (in `active`, or in hand while it removes the
+    // handle), so the retain and release around each call (two atomic operations, on every
+    // header line and body piece) are not needed.
     static let writeCallback: wattle_curl_data_callback = { data, size, count, userdata in
         guard let userdata else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        return transfer.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+        return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+            $0.receiveBody(UnsafeRawBufferPointer(start: data, count: size * count))
+        }
     }
 
     static let headerCallback: wattle_curl_data_callback = { data, size, count, userdata in
         guard let userdata else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-        return transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+        return Unmanaged<CurlTransfer>.fromOpaque(userdata)._withUnsafeGuaranteedRef {
+            $0.receiveHeaderLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+        }
     }
 
     /// Reads the next piece of a body file (`CURLOPT_READFUNCTION`).
