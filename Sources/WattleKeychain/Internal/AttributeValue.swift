@@ -3,6 +3,13 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A type stored in a sealed attribute field, with one fixed byte encoding.
 protocol AttributeValue: Equatable {
@@ -30,10 +37,15 @@ extension String: AttributeValue {
     init?(encoded: UnsafeRawBufferPointer) {
         // Decoding repairs ill-formed UTF-8, so the bytes come back unchanged only when they
         // were valid: the same check as `String(validating:as:)`, whose generic path looked up
-        // type metadata on every call.
+        // type metadata on every call. Compared with `memcmp`: `elementsEqual` went byte by byte.
         let bytes = encoded.assumingMemoryBound(to: UInt8.self)
         var text = String(decoding: bytes, as: UTF8.self)
-        guard text.withUTF8({ $0.elementsEqual(bytes) }) else { return nil }
+        guard
+            text.withUTF8({ decoded in
+                decoded.count == bytes.count
+                    && (bytes.isEmpty || memcmp(decoded.baseAddress!, bytes.baseAddress!, bytes.count) == 0)
+            })
+        else { return nil }
         self = text
     }
     static var empty: String { "" }
