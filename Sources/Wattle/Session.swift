@@ -98,12 +98,7 @@ public final class Session: Sendable {
 
     /// Sends with the retry policy, if any, around the authenticated exchange. The request is
     /// resolved and checked once, whatever the number of attempts.
-    ///
-    /// This and the other internal steps of a request are `nonisolated(nonsending)`: they run
-    /// where the public method that called them runs, instead of each switching to the generic
-    /// executor on entry (a `swift_task_switch` that checks the task's executor preference
-    /// under its status lock, ~250 instructions each: a GET made 12, now 8).
-    nonisolated(nonsending) func sendRetrying(
+    func sendRetrying(
         _ request: Request, download: TransportRequest.DownloadTarget?
     ) async throws(WattleError) -> Response {
         let prepared = try prepare(request, download: download)
@@ -133,7 +128,7 @@ public final class Session: Sendable {
     /// concurrent requests) and retries once.
     ///
     /// - Parameter explicitAuthorization: the caller set `Authorization` itself; it is left alone.
-    nonisolated(nonsending) func sendAuthenticated(
+    func sendAuthenticated(
         _ prepared: TransportRequest, explicitAuthorization: Bool
     ) async throws(WattleError) -> Response {
         guard let auth, let authenticator = configuration.authenticator, let baseOrigin,
@@ -165,7 +160,7 @@ public final class Session: Sendable {
     }
 
     /// Sends a prepared request and follows redirects; downloads stream to its target file.
-    nonisolated(nonsending) func execute(_ prepared: TransportRequest) async throws(WattleError) -> Response {
+    func execute(_ prepared: TransportRequest) async throws(WattleError) -> Response {
         let start = ContinuousClock.now
         var current = prepared
         let originalURL = current.url

@@ -106,7 +106,8 @@ struct AttributeEncodingTests {
         for bad in [
             Self.record([(0, [1])]), Self.record([(29, [1])]), Self.record([(255, [])]),
             Self.record([(12, [1, 2, 3])]), Self.record([(27, [])]), Self.record([(1, [0xFF, 0xFE])]),
-            // A cut-short 4-byte sequence: repaired to one U+FFFD, of the same length (3 bytes).
+            // A cut-short 4-byte sequence repairs to one U+FFFD of the same length (3 bytes), so
+            // only the byte comparison refuses it; an encoded surrogate repairs to more bytes.
             Self.record([(1, [0xF0, 0x9F, 0x98])]), Self.record([(1, [0x61, 0xED, 0xA0, 0x80])]),
             [1, 0, 2], [2, 0, 0], [1, 0, 0, 1, 5, 0, 0, 0, 0x61],
             // A field header cut short after 1 to 4 bytes; a length of 2^32 - 1.

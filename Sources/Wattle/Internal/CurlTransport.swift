@@ -16,7 +16,7 @@ final class CurlTransport: Transport {
 
     deinit { engine.shutdown() }
 
-    nonisolated(nonsending) func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
+    func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
         if Task.isCancelled { throw .cancelled }
         let transfer = CurlTransfer(request: request)
         let completed: CurlTransfer.Completed
