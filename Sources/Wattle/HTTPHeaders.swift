@@ -143,18 +143,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
 }
 
 extension String {
-    /// ASCII case-insensitive comparison, without allocating.
+    /// Runs `body` on the string's UTF-8 bytes, contiguous: a native string's own storage, with
+    /// no copy (any other string is copied into one first). Scanning them is several times
+    /// cheaper than iterating `utf8`, which showed in request profiles (~1,000 instructions for
+    /// each scan of a 40-byte URL; iterating two `UTF8View`s in step to compare header names).
+    func withUTF8Bytes<Result>(_ body: (UnsafeBufferPointer<UInt8>) throws -> Result) rethrows -> Result {
+        if let result = try utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return try copy.withUTF8(body)
+    }
+
+    /// ASCII case-insensitive comparison, without allocating for native strings.
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        // On the contiguous bytes of native strings (every string Wattle makes): iterating two
-        // `UTF8View`s in step showed in request profiles.
-        let contiguous = a.withContiguousStorageIfAvailable { x in
-            b.withContiguousStorageIfAvailable { y in Self.equalIgnoringASCIICase(x, y) }
-        }
-        if let contiguous, let result = contiguous { return result }
-        for (x, y) in zip(a, b) where Self.lowercasedASCII(x) != Self.lowercasedASCII(y) { return false }
-        return true
+        guard utf8.count == other.utf8.count else { return false }
+        return withUTF8Bytes { x in other.withUTF8Bytes { y in Self.equalIgnoringASCIICase(x, y) } }
     }
 
     private static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
