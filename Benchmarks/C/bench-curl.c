@@ -399,6 +399,17 @@ int main(int argc, char **argv) {
         wattle_headers = curl_slist_append(wattle_headers, agent);
         wattle_headers = curl_slist_append(wattle_headers, "Expect:");
         wattle_headers = curl_slist_append(wattle_headers, "Accept: */*");
+        /* Wattle sends the codings libcurl decodes itself (CurlGlobal.acceptEncodingLine). */
+        int features = curl_version_info(CURLVERSION_NOW)->features;
+        char codings[96] = "Accept-Encoding: ";
+        if (features & CURL_VERSION_LIBZ) strcat(codings, "deflate, gzip, ");
+        if (features & CURL_VERSION_BROTLI) strcat(codings, "br, ");
+        if (features & CURL_VERSION_ZSTD) strcat(codings, "zstd, ");
+        size_t length = strlen(codings);
+        if (length > 17) {
+            codings[length - 2] = 0; /* the last ", " */
+            wattle_headers = curl_slist_append(wattle_headers, codings);
+        }
     }
     const char *mode = argv[1], *url = argv[2];
     int rc;

@@ -19,6 +19,21 @@ struct HeaderTests {
         #expect(echo.header("User-Agent")?.hasPrefix("Wattle/") == true)
     }
 
+    @Test("Accept-Encoding names the codings libcurl decodes, once, unless a request names its own")
+    func acceptEncoding() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let sent = try await session.get("echo").decode(Echo.self).headerValues("Accept-Encoding")
+        #expect(sent.count == 1)
+        let codings = sent.first?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []
+        #expect(codings.contains("gzip") && codings.contains("deflate"))
+        let own = try await session.send(Request("echo", headers: ["accept-encoding": "identity"])).decode(Echo.self)
+        #expect(own.headerValues("Accept-Encoding") == ["identity"])
+        // A body the server encodes anyway is still decoded when the request named its own codings.
+        let gzip = try await session.send(Request("gzip", headers: ["Accept-Encoding": "gzip"]))
+        #expect(gzip.string == #"{"compressed":true,"message":"hello from gzip"}"#)
+    }
+
     @Test("an empty header value is sent as empty")
     func emptyValue() async throws {
         let server = try await TestServer.shared()

@@ -82,4 +82,8 @@ static inline unsigned int wattle_curl_version_number(void) {
 static inline int wattle_curl_version_features(void) {
     return curl_version_info(CURLVERSION_NOW)->features;
 }
+/// The feature bits naming the content codings libcurl can decode.
+static const int wattle_curl_feature_libz = CURL_VERSION_LIBZ;
+static const int wattle_curl_feature_brotli = CURL_VERSION_BROTLI;
+static const int wattle_curl_feature_zstd = CURL_VERSION_ZSTD;
 #endif

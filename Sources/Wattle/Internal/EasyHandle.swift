@@ -72,6 +72,8 @@ final class EasyHandle {
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
+        // Turns decoding of gzip, deflate, br and zstd bodies on; the header itself is sent from
+        // the header list (``CurlGlobal/acceptEncodingLine``).
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         check(wattle_curl_easy_setopt_share(easy, settings.share))
@@ -102,7 +104,8 @@ final class EasyHandle {
 
     /// The `CURLOPT_HTTPHEADER` list for these fields, built only when they differ from the
     /// last transfer's. Wattle's own lines follow the caller's: `Expect:` off (no 100-continue
-    /// round trip), `Accept: */*` unless given, and no curl-made `Content-Type` for bodies.
+    /// round trip), `Accept: */*` and the codings libcurl decodes (``CurlGlobal/acceptEncodingLine``)
+    /// unless given, and no curl-made `Content-Type` for bodies.
     func headerList(for headers: HTTPHeaders, hasBody: Bool) -> UnsafeMutablePointer<curl_slist>? {
         if let source = headerListSource, source.hasBody == hasBody, source.headers == headers {
             return headerList
@@ -115,6 +118,7 @@ final class EasyHandle {
         }
         if !headers.contains("Expect") { append("Expect:") }
         if !headers.contains("Accept") { append("Accept: */*") }
+        if let line = CurlGlobal.acceptEncodingLine, !headers.contains("Accept-Encoding") { append(line) }
         if hasBody, !headers.contains("Content-Type") { append("Content-Type:") }
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
