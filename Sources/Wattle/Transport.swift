@@ -21,45 +21,83 @@ public protocol Transport: Sendable {
 }
 
 /// One fully resolved request, as a ``Transport`` receives it.
+///
+/// A value type whose fields share one copy-on-write storage: passing a request through the
+/// session's steps, the transport and the transfer copies one reference, not a dozen.
 public struct TransportRequest: Sendable {
     /// The method.
-    public var method: HTTPMethod
+    public var method: HTTPMethod {
+        get { storage.method }
+        set { uniqueStorage().method = newValue }
+    }
     /// The absolute URL.
     public var url: URL {
-        didSet { target = Target(url) }
+        get { storage.url }
+        set {
+            let storage = uniqueStorage()
+            storage.url = newValue
+            storage.target = Target(newValue)
+            storage.hostTrust = Self.hostTrust(storage.trust, for: storage.target)
+        }
     }
     /// Every header to send (defaults, user agent and content type already merged in).
-    public var headers: HTTPHeaders
+    public var headers: HTTPHeaders {
+        get { storage.headers }
+        _modify { yield &uniqueStorage().headers }
+    }
     /// The body bytes, or `nil` for none (or for a body streamed from ``bodyFile``).
-    public var body: Data?
+    public var body: Data? {
+        get { storage.body }
+        _modify { yield &uniqueStorage().body }
+    }
     /// The file whose bytes are the body, streamed from its start on every exchange
     /// (``RequestBody/file(_:contentType:)``); `nil` when the body is ``body``. A transport
     /// must read it when it is set: ``body`` is then `nil`. (`StubTransport` records it and
     /// does not read it.)
-    public var bodyFile: URL?
+    public var bodyFile: URL? {
+        get { storage.bodyFile }
+        set { uniqueStorage().bodyFile = newValue }
+    }
     /// Timeouts for this exchange.
-    public var timeouts: Timeouts
+    public var timeouts: Timeouts {
+        get { storage.timeouts }
+        set { uniqueStorage().timeouts = newValue }
+    }
     /// The largest body kept in memory, or `nil` for no limit.
-    public var maximumResponseSize: Int?
+    public var maximumResponseSize: Int? {
+        get { storage.maximumResponseSize }
+        set { uniqueStorage().maximumResponseSize = newValue }
+    }
     /// The largest response header section accepted, in bytes.
-    public var maximumHeaderSize: Int = 256 * 1024
+    public var maximumHeaderSize: Int {
+        get { storage.maximumHeaderSize }
+        set { uniqueStorage().maximumHeaderSize = newValue }
+    }
     /// The trust policy; the transport applies the part matching this request's host.
     public var trust: TrustPolicy {
-        didSet { hostTrust = Self.hostTrust(trust, for: target) }
+        get { storage.trust }
+        set {
+            let storage = uniqueStorage()
+            storage.trust = newValue
+            storage.hostTrust = Self.hostTrust(newValue, for: storage.target)
+        }
     }
     /// For downloads: where a 2xx body is streamed (the file is created or truncated), and
     /// progress reports. Other statuses keep their body in memory.
-    public var download: DownloadTarget?
+    public var download: DownloadTarget? {
+        get { storage.download }
+        set { uniqueStorage().download = newValue }
+    }
 
     /// The parts of `url` read on every exchange, taken from it once: FoundationEssentials'
     /// `URL` derives `host`, `port` and `absoluteString` again on each access, and the session
-    /// and the engine each read them (kept in step with `url` by its observer).
-    private(set) var target: Target {
-        didSet { hostTrust = Self.hostTrust(trust, for: target) }
-    }
+    /// and the engine each read them (kept in step with `url` by its setter).
+    var target: Target { storage.target }
     /// What `trust` says for this request's host: decided once per hop, used by the engine and
-    /// by the session's warning about relaxed hosts.
-    private(set) var hostTrust: TrustPolicy.HostTrust
+    /// by the session's warning about relaxed hosts (kept in step by the `url` and `trust` setters).
+    var hostTrust: TrustPolicy.HostTrust { storage.hostTrust }
+
+    private var storage: Storage
 
     /// Creates a request.
     public init(
@@ -76,16 +114,59 @@ public struct TransportRequest: Sendable {
         method: HTTPMethod, url: URL, target: Target, headers: HTTPHeaders, body: Data?, timeouts: Timeouts,
         maximumResponseSize: Int?, trust: TrustPolicy, download: DownloadTarget?
     ) {
-        self.trust = trust
-        self.method = method
-        self.url = url
-        self.target = target
-        self.hostTrust = Self.hostTrust(trust, for: target)
-        self.headers = headers
-        self.body = body
-        self.timeouts = timeouts
-        self.maximumResponseSize = maximumResponseSize
-        self.download = download
+        storage = Storage(
+            method: method, url: url, target: target, hostTrust: Self.hostTrust(trust, for: target), headers: headers,
+            body: body, bodyFile: nil, timeouts: timeouts, maximumResponseSize: maximumResponseSize,
+            maximumHeaderSize: 256 * 1024, trust: trust, download: download)
+    }
+
+    /// The storage, copied first if another request shares it.
+    private mutating func uniqueStorage() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        return storage
+    }
+
+    /// The fields. Mutated only through `uniqueStorage()`, that is only while one request holds
+    /// it, so a storage another thread can see is never written: hence `@unchecked Sendable`.
+    private final class Storage: @unchecked Sendable {
+        var method: HTTPMethod
+        var url: URL
+        var target: Target
+        var hostTrust: TrustPolicy.HostTrust
+        var headers: HTTPHeaders
+        var body: Data?
+        var bodyFile: URL?
+        var timeouts: Timeouts
+        var maximumResponseSize: Int?
+        var maximumHeaderSize: Int
+        var trust: TrustPolicy
+        var download: DownloadTarget?
+
+        init(
+            method: HTTPMethod, url: URL, target: Target, hostTrust: TrustPolicy.HostTrust, headers: HTTPHeaders,
+            body: Data?, bodyFile: URL?, timeouts: Timeouts, maximumResponseSize: Int?, maximumHeaderSize: Int,
+            trust: TrustPolicy, download: DownloadTarget?
+        ) {
+            self.method = method
+            self.url = url
+            self.target = target
+            self.hostTrust = hostTrust
+            self.headers = headers
+            self.body = body
+            self.bodyFile = bodyFile
+            self.timeouts = timeouts
+            self.maximumResponseSize = maximumResponseSize
+            self.maximumHeaderSize = maximumHeaderSize
+            self.trust = trust
+            self.download = download
+        }
+
+        func copy() -> Storage {
+            Storage(
+                method: method, url: url, target: target, hostTrust: hostTrust, headers: headers, body: body,
+                bodyFile: bodyFile, timeouts: timeouts, maximumResponseSize: maximumResponseSize,
+                maximumHeaderSize: maximumHeaderSize, trust: trust, download: download)
+        }
     }
 
     /// The absolute URL as text, whether it is HTTPS, its host and its port (the scheme's

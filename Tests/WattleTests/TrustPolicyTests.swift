@@ -280,6 +280,35 @@ struct TransportRequestTargetTests {
         #expect(!request.hostTrust.isRelaxed)
     }
 
+    @Test("copies are independent values: changing one leaves the other as it was")
+    func valueSemantics() throws {
+        var policy = TrustPolicy()
+        policy.selfSignedHosts = ["dev.test"]
+        let original = TransportRequest(
+            method: .get, url: try #require(URL(string: "https://dev.test/a")), headers: ["X-A": "1"], body: Data("one".utf8),
+            trust: policy)
+        var copy = original
+        copy.headers["X-A"] = "2"
+        copy.headers["X-B"] = "3"
+        copy.body?.append(contentsOf: Array("two".utf8))
+        copy.method = .post
+        copy.maximumHeaderSize = 1
+        copy.url = try #require(URL(string: "https://other.test/b"))
+        copy.trust.selfSignedHosts = ["other.test"]
+        #expect(original.headers["X-A"] == "1" && original.headers["X-B"] == nil)
+        #expect(original.body == Data("one".utf8) && original.method == .get && original.maximumHeaderSize == 256 * 1024)
+        #expect(original.url.absoluteString == "https://dev.test/a" && original.target.host == "dev.test")
+        #expect(original.trust.selfSignedHosts == ["dev.test"] && original.hostTrust.acceptSelfSigned)
+        #expect(copy.headers["X-A"] == "2" && copy.headers["X-B"] == "3" && copy.body == Data("onetwo".utf8))
+        #expect(copy.method == .post && copy.maximumHeaderSize == 1 && copy.target.host == "other.test")
+        #expect(copy.hostTrust.acceptSelfSigned)
+        // A request held by nothing else changes in place, and stays equal to what was set.
+        var alone = copy
+        copy = original
+        alone.headers["X-C"] = "4"
+        #expect(alone.headers["X-C"] == "4" && copy.headers["X-C"] == nil && alone.headers["X-A"] == "2")
+    }
+
     @Test("the session's resolved parts equal what URL reports", arguments: [
         "https://api.example.test/v1/users?q=a%20b", "http://127.0.0.1:8080/x", "https://[::1]:8443/y", "HTTPS://Example.TEST/",
     ])
