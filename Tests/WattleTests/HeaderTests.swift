@@ -29,7 +29,7 @@ struct HeaderTests {
         #expect(codings.contains("gzip") && codings.contains("deflate"))
         let own = try await session.send(Request("echo", headers: ["accept-encoding": "identity"])).decode(Echo.self)
         #expect(own.headerValues("Accept-Encoding") == ["identity"])
-        // A body the server encodes anyway is still decoded when the request named its own codings.
+        // With the request's own Accept-Encoding, a gzip body is still decoded.
         let gzip = try await session.send(Request("gzip", headers: ["Accept-Encoding": "gzip"]))
         #expect(gzip.string == #"{"compressed":true,"message":"hello from gzip"}"#)
     }

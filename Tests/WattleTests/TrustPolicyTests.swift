@@ -285,28 +285,57 @@ struct TransportRequestTargetTests {
         var policy = TrustPolicy()
         policy.selfSignedHosts = ["dev.test"]
         let original = TransportRequest(
-            method: .get, url: try #require(URL(string: "https://dev.test/a")), headers: ["X-A": "1"], body: Data("one".utf8),
-            trust: policy)
+            method: .get, url: try #require(URL(string: "https://dev.test/a")), headers: ["X-A": "1"],
+            body: Data("one".utf8), trust: policy)
         var copy = original
         copy.headers["X-A"] = "2"
         copy.headers["X-B"] = "3"
         copy.body?.append(contentsOf: Array("two".utf8))
         copy.method = .post
         copy.maximumHeaderSize = 1
+        copy.maximumResponseSize = 2
+        copy.timeouts.connect = .seconds(3)
+        copy.bodyFile = URL(fileURLWithPath: "/tmp/body")
+        copy.download = .init(file: URL(fileURLWithPath: "/tmp/download"))
         copy.url = try #require(URL(string: "https://other.test/b"))
         copy.trust.selfSignedHosts = ["other.test"]
         #expect(original.headers["X-A"] == "1" && original.headers["X-B"] == nil)
-        #expect(original.body == Data("one".utf8) && original.method == .get && original.maximumHeaderSize == 256 * 1024)
+        #expect(original.body == Data("one".utf8) && original.method == .get)
+        #expect(original.maximumHeaderSize == 256 * 1024 && original.maximumResponseSize == nil)
+        #expect(original.timeouts.connect == Timeouts().connect && original.bodyFile == nil && original.download == nil)
         #expect(original.url.absoluteString == "https://dev.test/a" && original.target.host == "dev.test")
         #expect(original.trust.selfSignedHosts == ["dev.test"] && original.hostTrust.acceptSelfSigned)
         #expect(copy.headers["X-A"] == "2" && copy.headers["X-B"] == "3" && copy.body == Data("onetwo".utf8))
-        #expect(copy.method == .post && copy.maximumHeaderSize == 1 && copy.target.host == "other.test")
+        #expect(copy.method == .post && copy.maximumHeaderSize == 1 && copy.maximumResponseSize == 2)
+        #expect(copy.timeouts.connect == .seconds(3) && copy.bodyFile?.path == "/tmp/body")
+        #expect(copy.download?.file.path == "/tmp/download" && copy.target.host == "other.test")
         #expect(copy.hostTrust.acceptSelfSigned)
-        // A request held by nothing else changes in place, and stays equal to what was set.
+        // A request whose copies are gone keeps its own changes.
         var alone = copy
         copy = original
         alone.headers["X-C"] = "4"
         #expect(alone.headers["X-C"] == "4" && copy.headers["X-C"] == nil && alone.headers["X-A"] == "2")
+    }
+
+    @Test("printing a request shows its fields with credentials redacted")
+    func description() throws {
+        let request = TransportRequest(
+            method: .get, url: try #require(URL(string: "https://api.test/me")),
+            headers: ["Authorization": "Bearer secret-token-123", "X-Trace": "abc"])
+        for text in [String(describing: request), String(reflecting: request)] {
+            #expect(text.contains("https://api.test/me") && text.contains("X-Trace: abc"))
+            #expect(text.contains("Authorization: <redacted>") && !text.contains("secret-token-123"))
+        }
+    }
+
+    @Test("the header list carries Accept-Encoding once, unless the request names its own")
+    func headerLines() throws {
+        let expected = try #require(CurlGlobal.acceptEncodingLine)
+        #expect(expected.hasPrefix("Accept-Encoding: ") && expected.contains("gzip"))
+        let lines = EasyHandle.headerLines(for: ["User-Agent": "t"], hasBody: false)
+        #expect(lines == ["User-Agent: t", "Expect:", "Accept: */*", expected])
+        let own = EasyHandle.headerLines(for: ["accept-encoding": "identity"], hasBody: true)
+        #expect(own == ["accept-encoding: identity", "Expect:", "Accept: */*", "Content-Type:"])
     }
 
     @Test("the session's resolved parts equal what URL reports", arguments: [

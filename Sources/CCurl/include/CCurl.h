@@ -82,8 +82,10 @@ static inline unsigned int wattle_curl_version_number(void) {
 static inline int wattle_curl_version_features(void) {
     return curl_version_info(CURLVERSION_NOW)->features;
 }
-/// The feature bits naming the content codings libcurl can decode.
+/// The feature bit set when libcurl decodes deflate and gzip bodies.
 static const int wattle_curl_feature_libz = CURL_VERSION_LIBZ;
+/// The feature bit set when libcurl decodes br (Brotli) bodies.
 static const int wattle_curl_feature_brotli = CURL_VERSION_BROTLI;
+/// The feature bit set when libcurl decodes zstd bodies.
 static const int wattle_curl_feature_zstd = CURL_VERSION_ZSTD;
 #endif

@@ -72,8 +72,8 @@ final class EasyHandle {
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
-        // Turns decoding of gzip, deflate, br and zstd bodies on; the header itself is sent from
-        // the header list (``CurlGlobal/acceptEncodingLine``).
+        // Turns decoding on for the codings this libcurl was built with; the header itself is
+        // sent from the header list (``CurlGlobal/acceptEncodingLine``).
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         check(wattle_curl_easy_setopt_share(easy, settings.share))
@@ -102,27 +102,34 @@ final class EasyHandle {
         return failed
     }
 
-    /// The `CURLOPT_HTTPHEADER` list for these fields, built only when they differ from the
-    /// last transfer's. Wattle's own lines follow the caller's: `Expect:` off (no 100-continue
-    /// round trip), `Accept: */*` and the codings libcurl decodes (``CurlGlobal/acceptEncodingLine``)
-    /// unless given, and no curl-made `Content-Type` for bodies.
+    /// The `CURLOPT_HTTPHEADER` list for these fields (``headerLines(for:hasBody:)``), built
+    /// only when they differ from the last transfer's.
     func headerList(for headers: HTTPHeaders, hasBody: Bool) -> UnsafeMutablePointer<curl_slist>? {
         if let source = headerListSource, source.hasBody == hasBody, source.headers == headers {
             return headerList
         }
         var list: UnsafeMutablePointer<curl_slist>?
-        func append(_ line: String) { list = curl_slist_append(list, line) }
-        for field in headers {
-            // "Name;" is libcurl's way to send a header with an empty value.
-            append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
-        }
-        if !headers.contains("Expect") { append("Expect:") }
-        if !headers.contains("Accept") { append("Accept: */*") }
-        if let line = CurlGlobal.acceptEncodingLine, !headers.contains("Accept-Encoding") { append(line) }
-        if hasBody, !headers.contains("Content-Type") { append("Content-Type:") }
+        for line in Self.headerLines(for: headers, hasBody: hasBody) { list = curl_slist_append(list, line) }
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
         headerListSource = (headers, hasBody)
         return list
+    }
+
+    /// The header list's lines. Wattle's own follow the caller's: `Expect:` off (no 100-continue
+    /// round trip), `Accept: */*` and the codings libcurl decodes (``CurlGlobal/acceptEncodingLine``)
+    /// unless given, and no curl-made `Content-Type` for bodies.
+    static func headerLines(for headers: HTTPHeaders, hasBody: Bool) -> [String] {
+        var lines: [String] = []
+        lines.reserveCapacity(headers.count + 4)
+        for field in headers {
+            // "Name;" is libcurl's way to send a header with an empty value.
+            lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+        }
+        if !headers.contains("Expect") { lines.append("Expect:") }
+        if !headers.contains("Accept") { lines.append("Accept: */*") }
+        if let line = CurlGlobal.acceptEncodingLine, !headers.contains("Accept-Encoding") { lines.append(line) }
+        if hasBody, !headers.contains("Content-Type") { lines.append("Content-Type:") }
+        return lines
     }
 }
