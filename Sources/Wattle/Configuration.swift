@@ -20,6 +20,10 @@ public struct Configuration: Sendable {
     /// The URL that relative endpoints resolve against.
     public var baseURL: URL?
     /// Headers sent with every request; a request's own headers replace same-named ones.
+    ///
+    /// Unless these or the request name them, Wattle also sends `Accept: */*` and an
+    /// `Accept-Encoding` listing the codings libcurl decodes (`deflate, gzip, br, zstd` with
+    /// Debian 12's libcurl); a body sent compressed is decoded before ``Response/data``.
     public var defaultHeaders: HTTPHeaders = [:]
     /// Connect, total and stall timeouts.
     public var timeouts = Timeouts()
