@@ -94,9 +94,11 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public func makeIterator() -> IndexingIterator<[Field]> { fields.makeIterator() }
 
     /// The fields one per line, with the values of credential-bearing fields redacted.
-    public var description: String {
+    public var description: String { redactedLines.joined(separator: "\n") }
+
+    /// Each field as `Name: value`, with the values of credential-bearing fields redacted.
+    private var redactedLines: [String] {
         fields.map { "\($0.name): \(Redaction.isSensitiveHeader($0.name) ? "<redacted>" : $0.value)" }
-            .joined(separator: "\n")
     }
 
     /// Checks every name and value, throwing ``WattleError/invalidHeader(name:reason:)`` for the first bad one.
@@ -169,4 +171,10 @@ extension String {
     private static func lowercasedASCII(_ byte: UInt8) -> UInt8 {
         byte >= 65 && byte <= 90 ? byte + 32 : byte
     }
+}
+
+extension HTTPHeaders: CustomReflectable {
+    /// The fields as `Name: value` lines, credentials redacted as in ``description``: `dump`
+    /// and debuggers show these instead of the stored values.
+    public var customMirror: Mirror { Mirror(self, unlabeledChildren: redactedLines, displayStyle: .collection) }
 }

@@ -149,7 +149,7 @@ public struct TransportRequest: Sendable {
     /// `@unchecked Sendable` (its one field is checked `Sendable`).
     private final class Storage: @unchecked Sendable {
         // Unchecked exclusivity: a write happens only inside a mutating access to the one
-        // request holding the box (the compiler enforces that access statically), and a box
+        // request holding the box (an access the language already makes exclusive), and a box
         // two requests hold is only read, so no two accesses to `fields` can conflict. The
         // runtime's check cost ~115 instructions on every field read.
         @exclusivity(unchecked) var fields: Fields
@@ -208,8 +208,8 @@ public struct TransportRequest: Sendable {
 }
 
 extension TransportRequest: CustomReflectable {
-    /// The request's fields, as `print` and `dump` show them (headers through
-    /// ``HTTPHeaders/description``, which redacts credentials).
+    /// The request's fields, as `print` and `dump` show them (headers with credentials
+    /// redacted, see ``HTTPHeaders/customMirror``).
     public var customMirror: Mirror {
         Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct)
     }

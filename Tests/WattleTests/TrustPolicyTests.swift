@@ -317,15 +317,20 @@ struct TransportRequestTargetTests {
         #expect(alone.headers["X-C"] == "4" && copy.headers["X-C"] == nil && alone.headers["X-A"] == "2")
     }
 
-    @Test("printing a request shows its fields with credentials redacted")
+    @Test("printing or dumping a request shows its fields with credentials redacted")
     func description() throws {
         let request = TransportRequest(
             method: .get, url: try #require(URL(string: "https://api.test/me")),
             headers: ["Authorization": "Bearer secret-token-123", "X-Trace": "abc"])
-        for text in [String(describing: request), String(reflecting: request)] {
-            #expect(text.contains("https://api.test/me") && text.contains("X-Trace: abc"))
+        var dumped = ""
+        dump(request, to: &dumped)
+        var dumpedHeaders = ""
+        dump(request.headers, to: &dumpedHeaders)
+        for text in [String(describing: request), String(reflecting: request), dumped, dumpedHeaders] {
+            #expect(text.contains("X-Trace: abc"))
             #expect(text.contains("Authorization: <redacted>") && !text.contains("secret-token-123"))
         }
+        #expect(String(describing: request).contains("https://api.test/me") && dumped.contains("https://api.test/me"))
     }
 
     @Test("the header list carries Accept-Encoding once, unless the request names its own")
