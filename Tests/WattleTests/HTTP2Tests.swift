@@ -133,8 +133,11 @@ struct HTTP2Tests {
         let server = try await server()
         // The stall timeout is the session's, so the cancelled request would also stall after
         // it: long enough that the cancellation (at 200 ms) always comes first, even under a
-        // sanitizer on a loaded machine.
-        let session = session(server) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(4)) }
+        // sanitizer on a loaded machine. 4 s was not: under ASan in CI the cancellation once took
+        // 6.4 s to come back, and once lost the race to the stall timeout.
+        let session = session(server) {
+            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(12))
+        }
         _ = try await session.get("user")  // the connection, HTTP/2 known, so the rest multiplex on it
         async let slow = session.get("delay/700")
         let cancelled = Task { try await session.get("delay/30000") }
@@ -145,8 +148,9 @@ struct HTTP2Tests {
         try await Task.sleep(for: .milliseconds(200))
         let start = ContinuousClock.now
         cancelled.cancel()
-        guard case .failure(let error) = await cancelled.result, case .cancelled = error as? WattleError else {
-            Issue.record("expected cancelled")
+        let result = await cancelled.result
+        guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
+            Issue.record("expected cancelled, got \(result) after \(ContinuousClock.now - start)")
             return
         }
         // No time bound here: under a sanitizer on a loaded machine the cancellation took 6.4 s
