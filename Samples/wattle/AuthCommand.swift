@@ -53,12 +53,13 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let secret = try password ?? ProcessInfo.processInfo.environment["WATTLE_PASSWORD"] ?? Self.readPassword()
-                let session = Session(configuration: try connection.configuration(origin: try connection.origin(of: url)))
+                let secret = try password ?? Environment["WATTLE_PASSWORD"] ?? Self.readPassword()
+                let origin = try connection.settings.origin(of: url)
+                let session = Session(configuration: try connection.settings.configuration(origin: origin))
                 let response = try await session.post(url, parameters: ["username": username, "password": secret])
                 let token = try AuthToken(oauthResponse: response)
                 try await session.signIn(with: token)
-                print("Signed in to \(try connection.origin(of: url).absoluteString) as \(username): \(token)")
+                print("Signed in to \(origin.absoluteString) as \(username): \(token)")
             }
         }
 
@@ -93,8 +94,8 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.origin(of: url ?? "/")
-                let session = Session(configuration: try connection.configuration(origin: origin))
+                let origin = try connection.settings.origin(of: url ?? "/")
+                let session = Session(configuration: try connection.settings.configuration(origin: origin))
                 let stored = AuthToken(
                     accessToken: token, refreshToken: refreshToken, expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
                 try await session.signIn(with: stored)
@@ -113,8 +114,8 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.origin(of: url ?? "/")
-                let configuration = try connection.configuration(origin: origin)
+                let origin = try connection.settings.origin(of: url ?? "/")
+                let configuration = try connection.settings.configuration(origin: origin)
                 guard let token = try await configuration.authenticator?.store.load() else {
                     printError("no token kept for \(origin.absoluteString) (profile \(connection.profile))")
                     throw ExitCode(ExitStatus.usageOrOther)
@@ -141,8 +142,8 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.origin(of: url ?? "/")
-                let session = Session(configuration: try connection.configuration(origin: origin))
+                let origin = try connection.settings.origin(of: url ?? "/")
+                let session = Session(configuration: try connection.settings.configuration(origin: origin))
                 try await session.signOut()
                 print("Signed out of \(origin.absoluteString) (profile \(connection.profile)).")
             }

@@ -100,8 +100,8 @@ enum RequestBodyItems {
         // File uploads are refused without --form, above.
         let members = fields.compactMap { name, field -> String? in
             switch field {
-            case .string(let text): "\(RequestCommand.jsonString(name)):\(RequestCommand.jsonString(text))"
-            case .json(let text): "\(RequestCommand.jsonString(name)):\(text)"
+            case .string(let text): "\(RequestInvocation.jsonString(name)):\(RequestInvocation.jsonString(text))"
+            case .json(let text): "\(RequestInvocation.jsonString(name)):\(text)"
             case .file: nil
             }
         }

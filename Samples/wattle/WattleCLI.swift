@@ -42,16 +42,20 @@ struct WattleCLI: AsyncParsableCommand {
         let curlWarmUp = CurlWarmUp.start()
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = ProcessInfo.processInfo.environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
+            handler.logLevel = Environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error
             return handler
         }
         var failure: (any Error)?
         do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
+            if let request = RequestInvocation(plainArguments: Array(CommandLine.arguments.dropFirst())) {
+                try await request.run()
             } else {
-                try command.run()
+                var command = try parseAsRoot()
+                if var asyncCommand = command as? any AsyncParsableCommand {
+                    try await asyncCommand.run()
+                } else {
+                    try command.run()
+                }
             }
         } catch {
             failure = error

@@ -1,0 +1,92 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Wattle
+import WattleKeychain
+
+/// The connection options of a command as plain values: what `ConnectionOptions` parses, and what
+/// a plain `wattle [METHOD] URL [ITEM ...]` gets without parsing (every option at its default).
+struct ConnectionSettings: Equatable, Sendable {
+    /// `--base-url`.
+    var baseURL: String?
+    /// `--timeout`, in seconds.
+    var timeout: Double?
+    /// `--allow-self-signed`, each host given.
+    var allowSelfSigned: [String] = []
+    /// `--pin`, each `HOST=sha256//BASE64` given.
+    var pin: [String] = []
+    /// `--proxy`.
+    var proxy: String?
+    /// `--keychain`.
+    var keychain: String?
+    /// `--profile`.
+    var profile: String = "default"
+    /// `--refresh-path`.
+    var refreshPath: String?
+
+    /// The base URL from the option or the environment.
+    var resolvedBaseURL: URL? {
+        let text = baseURL ?? Environment["WATTLE_BASE_URL"]
+        return text.flatMap { URL(string: $0) }
+    }
+
+    /// The keychain file for tokens.
+    var keychainFile: URL {
+        keychain.map { URL(fileURLWithPath: $0) }
+            ?? KeychainStore.defaultDirectory.appendingPathComponent("wattle-cli.keychain")
+    }
+
+    /// The keychain store for tokens.
+    func keychainStore() throws -> KeychainStore {
+        if let keychain {
+            let url = URL(fileURLWithPath: keychain)
+            return try KeychainStore(fileURL: url, credential: .keyFile(URL(fileURLWithPath: keychain + ".key")))
+        }
+        return try KeychainStore(directory: KeychainStore.defaultDirectory, name: "wattle-cli")
+    }
+
+    /// A configuration with trust, timeout, and an authenticator for `origin`'s tokens.
+    ///
+    /// - Parameter createKeychain: false for plain requests: when no keychain file exists there
+    ///   can be no token, so none is created (and no time is spent opening one).
+    func configuration(origin: URL?, createKeychain: Bool = true) throws -> Configuration {
+        var configuration = Configuration()
+        configuration.baseURL = resolvedBaseURL
+        configuration.redirects = .none
+        configuration.trust.selfSignedHosts = allowSelfSigned
+        for entry in pin {
+            guard let equals = entry.firstIndex(of: "="), entry[entry.index(after: equals)...].hasPrefix("sha256//") else {
+                throw CLIError.usage("--pin takes HOST=sha256//BASE64, not \"\(entry)\"")
+            }
+            configuration.trust.pin(String(entry[..<equals]), to: [String(entry[entry.index(after: equals)...])])
+        }
+        // An unusable proxy URL fails the request unsent, with an error naming the proxy
+        // without its password.
+        if let proxy { configuration.proxy = proxy.isEmpty ? .none : .url(proxy) }
+        if let timeout {
+            guard timeout > 0 else { throw CLIError.usage("--timeout must be a positive number of seconds") }
+            configuration.timeouts.total = .milliseconds(Int(timeout * 1000))
+        }
+        if let origin, createKeychain || FileManager.default.fileExists(atPath: keychainFile.path) {
+            let store = KeychainTokenStore(origin: origin, profile: profile, store: try keychainStore())
+            let refresh = refreshPath ?? Environment["WATTLE_REFRESH_PATH"]
+            configuration.authenticator = Authenticator(store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
+        }
+        if configuration.baseURL == nil { configuration.baseURL = origin }
+        return configuration
+    }
+
+    /// The origin a URL or endpoint belongs to, given the base URL.
+    func origin(of endpoint: String) throws -> URL {
+        let url = try Request(endpoint).url(relativeTo: resolvedBaseURL)
+        var components = URLComponents()
+        components.scheme = url.scheme
+        components.host = url.host
+        components.port = url.port
+        components.path = "/"
+        guard let origin = components.url else { throw CLIError.usage("cannot find the origin of \(endpoint)") }
+        return origin
+    }
+}
