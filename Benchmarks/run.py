@@ -651,7 +651,7 @@ class Bench:
         self.sections.append("\n".join([
             "### Command line: one GET, process start to exit", "",
             f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs. "
-            "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime, Foundation and ICU "
+            "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
             "as shared libraries); \"static Swift runtime\" is the same code linked with `--static-swift-stdlib`, "
             "as a CLI would be shipped.", "",
             "| tool | command | wall ms (min / **median** / max) | vs curl |",
