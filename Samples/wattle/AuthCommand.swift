@@ -54,8 +54,9 @@ struct AuthCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 let secret = try password ?? Environment["WATTLE_PASSWORD"] ?? Self.readPassword()
-                let origin = try connection.settings.origin(of: url)
-                let session = Session(configuration: try connection.settings.configuration(origin: origin))
+                let settings = connection.settings
+                let origin = try settings.origin(of: url)
+                let session = Session(configuration: try settings.configuration(origin: origin))
                 let response = try await session.post(url, parameters: ["username": username, "password": secret])
                 let token = try AuthToken(oauthResponse: response)
                 try await session.signIn(with: token)
@@ -94,8 +95,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.settings.origin(of: url ?? "/")
-                let session = Session(configuration: try connection.settings.configuration(origin: origin))
+                let settings = connection.settings
+                let origin = try settings.origin(of: url ?? "/")
+                let session = Session(configuration: try settings.configuration(origin: origin))
                 let stored = AuthToken(
                     accessToken: token, refreshToken: refreshToken, expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
                 try await session.signIn(with: stored)
@@ -114,8 +116,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.settings.origin(of: url ?? "/")
-                let configuration = try connection.settings.configuration(origin: origin)
+                let settings = connection.settings
+                let origin = try settings.origin(of: url ?? "/")
+                let configuration = try settings.configuration(origin: origin)
                 guard let token = try await configuration.authenticator?.store.load() else {
                     printError("no token kept for \(origin.absoluteString) (profile \(connection.profile))")
                     throw ExitCode(ExitStatus.usageOrOther)
@@ -142,8 +145,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let origin = try connection.settings.origin(of: url ?? "/")
-                let session = Session(configuration: try connection.settings.configuration(origin: origin))
+                let settings = connection.settings
+                let origin = try settings.origin(of: url ?? "/")
+                let session = Session(configuration: try settings.configuration(origin: origin))
                 try await session.signOut()
                 print("Signed out of \(origin.absoluteString) (profile \(connection.profile)).")
             }

@@ -49,8 +49,9 @@ struct ConnectionSettings: Equatable, Sendable {
 
     /// A configuration with trust, timeout, and an authenticator for `origin`'s tokens.
     ///
-    /// - Parameter createKeychain: false for plain requests: when no keychain file exists there
-    ///   can be no token, so none is created (and no time is spent opening one).
+    /// - Parameter createKeychain: false for requests (`wattle [METHOD] URL ...`, with or without
+    ///   options): when no keychain file exists there can be no token, so none is created (and no
+    ///   time is spent opening one).
     func configuration(origin: URL?, createKeychain: Bool = true) throws -> Configuration {
         var configuration = Configuration()
         configuration.baseURL = resolvedBaseURL

@@ -5,12 +5,13 @@ import Glibc
 import Musl
 #endif
 
-/// libcurl's process-wide initialisation, run on its own thread while the arguments are parsed.
+/// libcurl's process-wide initialisation, run on its own thread while the command gets ready.
 ///
 /// `curl_global_init` is the largest single step of a one-shot request inside libcurl (OpenSSL
 /// reads its configuration and sets up its providers): ~0.8 ms of a ~12 ms `wattle GET`. No
 /// command needs it before it makes a `Session` (or `wattle pin` reads a certificate), so it
-/// overlaps the argument parsing on another core.
+/// overlaps the parsing and the building of the request and its configuration on another core
+/// (for a plain request, which skips ArgumentParser, the `Session` usually still waits for it).
 ///
 /// The library's own `curl_global_init` then only counts one more user: libcurl serialises
 /// the two calls (its global init is thread-safe since 7.84.0, the `threadsafe` feature that

@@ -1,6 +1,6 @@
 import Synchronization
-import WattleCLIKit
 import Wattle
+import WattleCLIKit
 
 /// A one-line progress bar on stderr.
 final class ProgressBar: Sendable {

@@ -2,8 +2,8 @@ import ArgumentParser
 
 /// `wattle [METHOD] URL [ITEM ...]`, as ArgumentParser parses it: every option and flag.
 ///
-/// A plain `wattle [METHOD] URL [ITEM ...]`, with no option at all, skips the parse and runs a
-/// `RequestInvocation` directly (see `RequestInvocation.init(plainArguments:)`).
+/// A plain `wattle [METHOD] URL [ITEM ...]`, with no option and no command name, skips the parse
+/// and runs a `RequestInvocation` directly (see `RequestInvocation.init(plainArguments:)`).
 struct RequestCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "request",

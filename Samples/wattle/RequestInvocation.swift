@@ -151,7 +151,9 @@ extension RequestInvocation {
         // An array: the first Set<String> builds its generic type metadata from a mangled name, ~0.1 ms.
         var reserved = ["help"]
         for command in WattleCLI.configuration.subcommands {
-            if let name = command.configuration.commandName { reserved.append(name) }
+            // `_commandName` is the name ArgumentParser matches: the configuration's, else one
+            // derived from the type's name.
+            reserved.append(command._commandName)
             reserved += command.configuration.aliases
         }
         guard !arguments.contains(where: reserved.contains) else { return nil }

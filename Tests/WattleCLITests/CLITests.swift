@@ -316,6 +316,37 @@ struct CLITests {
         #expect(try await CLI.run(["api/whoami"] + common).status == 0)
     }
 
+    @Test("WATTLE_BASE_URL, WATTLE_PASSWORD, WATTLE_REFRESH_PATH and WATTLE_LOG_LEVEL stand in for options")
+    func environmentVariables() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // The default keychain, in a throw-away data folder; every request below is a plain one
+        // (no option), which skips ArgumentParser.
+        let environment = ["WATTLE_BASE_URL": server.baseURL.absoluteString, "XDG_DATA_HOME": folder.path]
+
+        let echo = try await CLI.run(["echo", "q==1"], environment: environment)
+        #expect(echo.status == 0, "\(echo.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: echo.stdout).query == "q=1")
+        #expect(echo.stderr.isEmpty)
+
+        let login = try await CLI.run(
+            ["auth", "login", "api/login", "--username", "demo"], environment: environment.merging(["WATTLE_PASSWORD": "wattle"]) { $1 })
+        #expect(login.status == 0, "\(login.stderr)")
+        let whoami = try await CLI.run(["api/whoami"], environment: environment)
+        #expect(whoami.status == 0, "\(whoami.stderr)")
+        #expect(whoami.text.contains("demo"))
+
+        server.api.expireAccessTokens()
+        let before = server.stats.hits("/api/refresh")
+        let refreshed = try await CLI.run(
+            ["api/whoami"], environment: environment.merging(["WATTLE_REFRESH_PATH": "api/refresh", "WATTLE_LOG_LEVEL": "debug"]) { $1 })
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(server.stats.hits("/api/refresh") == before + 1)
+        #expect(refreshed.stderr.contains("token refreshed"), "\(refreshed.stderr)")
+        #expect(refreshed.stderr.contains("GET \(server.url("api/whoami").absoluteString) -> 200"), "\(refreshed.stderr)")
+    }
+
     @Test("wattle demo runs the whole story and reports every step ok")
     func demo() async throws {
         let result = try await CLI.run(["demo", "--token-lifetime", "1"])

@@ -58,6 +58,26 @@ struct PlainArgumentsTests {
         #expect(connection.words == ["http://x/"])
     }
 
+    @Test("every command name ArgumentParser matches (each subcommand's, its aliases, help) is left to it")
+    func commandNames() throws {
+        var names = ["help"]
+        for command in WattleCLI.configuration.subcommands {
+            names.append(command._commandName)
+            names += command.configuration.aliases
+        }
+        #expect(Set(names).isSuperset(of: ["help", "request", "auth", "demo", "serve", "pin"]))
+        for name in names {
+            for arguments in [[name], [name, "http://x/"], ["GET", "http://x/", name], ["http://x/", name]] {
+                #expect(RequestInvocation(plainArguments: arguments) == nil, "\(arguments)")
+            }
+        }
+        // Names of the commands below `auth` are words of a request when they do not come first.
+        for name in ["login", "show", "logout", "set-token"] {
+            let arguments = ["http://x/", name]
+            #expect(try Self.parsed(arguments) == RequestInvocation(plainArguments: arguments))
+        }
+    }
+
     @Test("on 1,000 generated argument lists, every one taken without ArgumentParser parses the same with it")
     func generated() throws {
         let pieces = [
@@ -68,7 +88,7 @@ struct PlainArgumentsTests {
             "HELP", "—flag", "+", "0", "%20", "a\\=b=c", "über", "🐨=1",
             "-v", "--verbose", "--", "-", "--help", "-o", "out.json", "--timeout", "5", "-f", "--form",
             "--base-url=http://x/", "--allow-self-signed", "127.0.0.1", "--follow", "--ignore-stdin",
-            "auth", "pin", "demo", "serve", "request", "help",
+            "auth", "pin", "demo", "serve", "request", "help", "login", "show", "logout", "set-token",
         ]
         // A fixed linear congruential sequence (Knuth's MMIX constants), so a failure reproduces.
         var state: UInt64 = 0x5EED_CAFE
