@@ -25,27 +25,53 @@ struct RequestInvocation: Equatable, Sendable {
     /// `--ignore-stdin`.
     var ignoreStdin = false
 
+    /// A request ready to go: everything `send(_:)` needs that can be built without waiting.
+    struct Prepared: Sendable {
+        /// The request to send.
+        var request: Request
+        /// The session that sends it.
+        var session: Session
+    }
+
     /// Sends the request, prints the outcome, and throws `ExitCode` for any exit status but 0.
     func run() async throws {
         do {
-            let code = try await send()
-            if code != 0 { throw ExitCode(code) }
-        } catch let error as CLIError {
+            try await finish(try prepare())
+        } catch {
+            throw Self.reported(error)
+        }
+    }
+
+    /// Sends a prepared request and prints the outcome; throws `ExitCode` for any exit status
+    /// but 0, and the error of a failed request, which `reported(_:)` turns into an exit code.
+    func finish(_ prepared: Prepared) async throws {
+        let code = try await send(prepared)
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    /// Prints `error` when it is the command's own (a usage error or a failed request) and
+    /// returns the `ExitCode` to leave with; any other error is returned as it is.
+    static func reported(_ error: any Error) -> any Error {
+        switch error {
+        case let error as CLIError:
             printError(error.description)
-            throw ExitCode(ExitStatus.usageOrOther)
-        } catch let error as WattleError {
+            return ExitCode(ExitStatus.usageOrOther)
+        case let error as WattleError:
             switch error {
             case .untrustedCertificate(let host, _), .pinMismatch(let host):
                 printError("\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin).")
             default:
                 printError(error.description)
             }
-            throw ExitCode(ExitStatus.forError(error))
+            return ExitCode(ExitStatus.forError(error))
+        default:
+            return error
         }
     }
 
-    /// Sends the request and prints the outcome; returns the exit code.
-    func send() async throws -> Int32 {
+    /// Builds the request from the words and the session that sends it (reading any body files
+    /// and standard input), without sending anything.
+    func prepare() throws -> Prepared {
         var words = self.words
         guard !words.isEmpty else { throw CLIError.usage("missing URL: wattle [METHOD] URL [ITEM ...]") }
         var method: HTTPMethod?
@@ -74,7 +100,12 @@ struct RequestInvocation: Equatable, Sendable {
 
         var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
         if follow { configuration.redirects = .follow(maximumHops: 10) }
-        let session = Session(configuration: configuration)
+        return Prepared(request: request, session: Session(configuration: configuration))
+    }
+
+    /// Sends the prepared request and prints the outcome; returns the exit code.
+    func send(_ prepared: Prepared) async throws -> Int32 {
+        let (request, session) = (prepared.request, prepared.session)
         if verbose { printRequest(request, session: session) }
 
         let outcome = await perform(request, session: session)

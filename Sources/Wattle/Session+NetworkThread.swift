@@ -38,4 +38,11 @@ extension Session {
         // the caller's next line does not run there).
         return try await withTaskExecutorPreference(engine, isolation: isolation, operation: operation)
     }
+
+    /// The network thread as a task executor, for `Task(executorPreference:)`; nil with a
+    /// transport other than Wattle's libcurl engine. For the `wattle` CLI, whose one request
+    /// then starts, completes and resumes on that thread without waking Swift's pool.
+    package var networkThreadExecutor: (any TaskExecutor)? {
+        (transport as? CurlTransport)?.engine
+    }
 }

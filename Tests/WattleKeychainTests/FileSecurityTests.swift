@@ -152,13 +152,12 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
     }
 
     @Test func theDefaultFolderFollowsXDGDataHomeThenHome() {
-        #expect(
-            KeychainFiles.defaultDirectory(environment: ["XDG_DATA_HOME": "/data", "HOME": "/home/u"]).path
-                == "/data/wattle")
-        #expect(KeychainFiles.defaultDirectory(environment: ["HOME": "/home/u"]).path == "/home/u/.local/share/wattle")
-        #expect(
-            KeychainFiles.defaultDirectory(environment: ["XDG_DATA_HOME": "relative", "HOME": "/home/u"]).path
-                == "/home/u/.local/share/wattle")
+        func folder(_ environment: [String: String]) -> String {
+            KeychainFiles.defaultDirectory(variable: { environment[$0] }).path
+        }
+        #expect(folder(["XDG_DATA_HOME": "/data", "HOME": "/home/u"]) == "/data/wattle")
+        #expect(folder(["HOME": "/home/u"]) == "/home/u/.local/share/wattle")
+        #expect(folder(["XDG_DATA_HOME": "relative", "HOME": "/home/u"]) == "/home/u/.local/share/wattle")
     }
 
     @Test func twoStoresOnOneFileSeeEachOthersWrites() throws {

@@ -112,4 +112,22 @@ struct NetworkThreadExecutorTests {
         }
         #expect(status == 200 && name != "wattle-curl")
     }
+
+    @Test("networkThreadExecutor: a detached task given it sends and resumes on the network thread; nil for a stub")
+    func executorForUnstructuredTasks() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let executor = try #require(session.networkThreadExecutor)
+        let names = try await Task.detached(executorPreference: executor) {
+            var names = [currentThreadName()]
+            for index in 0..<20 {
+                let echo = try await session.get("echo", parameters: ["i": index]).decode(Echo.self)
+                #expect(echo.query == "i=\(index)")
+                names.append(currentThreadName())
+            }
+            return names
+        }.value
+        #expect(names.count == 21 && names.allSatisfy { $0 == "wattle-curl" }, "\(names)")
+        #expect(Session(transport: StubTransport()).networkThreadExecutor == nil)
+    }
 }

@@ -16,14 +16,22 @@ enum KeychainFiles {
     /// Mode bits that make a file readable or writable by the group or others.
     static let insecureBits: mode_t = 0o066
 
-    /// `$XDG_DATA_HOME/wattle`, else `~/.local/share/wattle`.
-    static func defaultDirectory(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
-        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") {
+    /// `$XDG_DATA_HOME/wattle`, else `~/.local/share/wattle`; `variable` reads an environment
+    /// variable (by default with `getenv`: `ProcessInfo`'s `environment` copies the whole
+    /// environment into a dictionary, a measurable part of a one-shot CLI request).
+    static func defaultDirectory(variable: (String) -> String? = environmentVariable) -> URL {
+        if let data = variable("XDG_DATA_HOME"), data.hasPrefix("/") {
             return URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("wattle", isDirectory: true)
         }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
+        let home =
+            variable("HOME").flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return URL(fileURLWithPath: home, isDirectory: true)
             .appendingPathComponent(".local/share/wattle", isDirectory: true)
+    }
+
+    /// The value of the environment variable `name`, or nil when it is not set.
+    static func environmentVariable(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
     }
 
     /// Creates the folder (and missing parents) with mode 0700 when it does not exist.
