@@ -2,7 +2,9 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 # tinyproxy-bin, microsocks: the real HTTP and SOCKS5 proxies the proxy tests go through (binaries only, no service).
-SYSTEM_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config openssl time tinyproxy-bin microsocks
+# BUILD_PACKAGES: what building the library and the CLI needs (`make cli` installs only these).
+BUILD_PACKAGES := libcurl4-openssl-dev libsodium-dev libsqlite3-dev pkg-config
+SYSTEM_PACKAGES := $(BUILD_PACKAGES) openssl time tinyproxy-bin microsocks
 SWIFT_FLAGS ?= -Xswiftc -warnings-as-errors
 
 .PHONY: all deps build demo test cli bench format lint clean
@@ -22,12 +24,13 @@ demo: deps
 	$(SWIFT) build $(SWIFT_FLAGS) --product wattle-demo
 	$$($(SWIFT) build --show-bin-path)/wattle demo
 
-# `make cli`: a `wattle` to keep on your PATH (README, "A wattle to keep"), in .build-cli/release
+# `make cli`: a `wattle` to keep on your PATH (README, "The `wattle` CLI"), in .build-cli/release
 # with `wattle-demo` beside it: the Swift runtime linked in (--static-swift-stdlib), and libstdc++
 # too (scripts/static-libstdcxx.sh: loading it as a shared library took ~0.7 ms of a one-shot GET).
 CLI_SCRATCH := .build-cli
-cli: deps
-	flags="$$(scripts/static-libstdcxx.sh $(CLI_SCRATCH)/static-libs)"; \
+cli:
+	@scripts/install-packages.sh $(BUILD_PACKAGES)
+	flags="$$(SWIFT=$(SWIFT) scripts/static-libstdcxx.sh $(CLI_SCRATCH)/static-libs)"; \
 	$(SWIFT) build -c release --scratch-path $(CLI_SCRATCH) --static-swift-stdlib $$flags --product wattle && \
 	$(SWIFT) build -c release --scratch-path $(CLI_SCRATCH) --static-swift-stdlib $$flags --product wattle-demo
 	@echo "Built $(CLI_SCRATCH)/release/wattle and $(CLI_SCRATCH)/release/wattle-demo: copy both to a folder on your PATH."
@@ -85,7 +88,8 @@ bench: deps
 	fi
 	if [ "$(BENCH_STATIC_CLI)" = 1 ] && [ -z "$(BENCH_WATTLE_CLI_STATIC)" ]; then \
 	  $(SWIFT) build -c release --package-path Benchmarks --product wattle --static-swift-stdlib \
-	    --scratch-path $(BENCH_STATIC_SCRATCH) $$(scripts/static-libstdcxx.sh $(BENCH_STATIC_SCRATCH)/static-libs) \
+	    --scratch-path $(BENCH_STATIC_SCRATCH) \
+	    $$(SWIFT=$(SWIFT) scripts/static-libstdcxx.sh $(BENCH_STATIC_SCRATCH)/static-libs) \
 	    || echo "The static wattle CLI did not build: its row will say not measured"; \
 	fi
 	bin="$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)"; \

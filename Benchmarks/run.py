@@ -595,8 +595,9 @@ class Bench:
         # The CLI keeps tokens in $XDG_DATA_HOME/wattle: a throw-away one, never the user's. The
         # first run below creates it; the timed runs open it, as a user's every call does.
         env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg"))
-        # The same CLI twice: as `swift build` links it (the Swift runtime and Foundation as
-        # shared libraries) and linked with --static-swift-stdlib, as one would ship it.
+        # The same CLI twice: as `swift build` links it (the Swift runtime and FoundationEssentials
+        # as shared libraries) and as `make cli` links it (--static-swift-stdlib, and libstdc++
+        # linked in by scripts/static-libstdcxx.sh), as one would ship it.
         builds = [("wattle", self.args.wattle_cli, "CLI one-shot GET"),
                   ("wattle, static Swift runtime", self.args.wattle_cli_static, "CLI one-shot GET (static Swift runtime)")]
         http = shutil.which("http")
@@ -652,8 +653,8 @@ class Bench:
             "### Command line: one GET, process start to exit", "",
             f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs. "
             "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
-            "as shared libraries); \"static Swift runtime\" is the same code linked with `--static-swift-stdlib`, "
-            "as a CLI would be shipped.", "",
+            "as shared libraries); \"static Swift runtime\" is the same code as `make cli` links it, as a CLI would be "
+            "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`).", "",
             "| tool | command | wall ms (min / **median** / max) | vs curl |",
             "| --- | --- | --- | --- |"] + rows + [""]))
 

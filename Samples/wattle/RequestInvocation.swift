@@ -25,7 +25,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// `--ignore-stdin`.
     var ignoreStdin = false
 
-    /// A request ready to go: everything `send(_:)` needs that can be built without waiting.
+    /// A request ready to go: what `prepare()` builds before anything is sent.
     struct Prepared: Sendable {
         /// The request to send.
         var request: Request

@@ -14,7 +14,8 @@ import Wattle
 
 /// `wattle`: httpie-style requests from a terminal, with tokens kept in a keychain.
 ///
-/// The process starts in ``WattleMain``, which runs ``run(arguments:)`` as a task.
+/// The process starts in ``WattleMain``: a plain request runs directly, anything else through
+/// ``run(arguments:)``.
 struct WattleCLI: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "wattle",
@@ -39,20 +40,15 @@ struct WattleCLI: AsyncParsableCommand {
         defaultSubcommand: RequestCommand.self
     )
 
-    /// Runs the command `arguments` name (the process's arguments without its path) and returns
-    /// the error to leave with, or nil on success: a plain request directly, anything else
-    /// through ArgumentParser.
+    /// Parses `arguments` (the process's arguments without its path) with ArgumentParser, runs
+    /// the command they name, and returns the error to leave with, or nil on success.
     static func run(arguments: [String]) async -> (any Error)? {
         do {
-            if let request = RequestInvocation(plainArguments: arguments) {
-                try await request.run()
+            var command = try parseAsRoot(arguments)
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
             } else {
-                var command = try parseAsRoot(arguments)
-                if var asyncCommand = command as? any AsyncParsableCommand {
-                    try await asyncCommand.run()
-                } else {
-                    try command.run()
-                }
+                try command.run()
             }
             return nil
         } catch {
@@ -73,7 +69,8 @@ struct WattleCLI: AsyncParsableCommand {
 /// runs as a task on the pool.
 @main
 enum WattleMain {
-    /// Logs go to stderr, so stdout carries only bodies.
+    /// Starts libcurl's warm-up, sends logs to stderr (stdout carries only bodies), runs the
+    /// command, and leaves with its exit status.
     static func main() {
         let curlWarmUp = CurlWarmUp.start()
         LoggingSystem.bootstrap { label in

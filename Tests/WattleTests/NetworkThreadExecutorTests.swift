@@ -118,15 +118,16 @@ struct NetworkThreadExecutorTests {
         let server = try await TestServer.shared()
         let session = makeSession(server)
         let executor = try #require(session.networkThreadExecutor)
-        let names = try await Task.detached(executorPreference: executor) {
+        let (names, queries) = try await Task.detached(executorPreference: executor) {
             var names = [currentThreadName()]
+            var queries: [String] = []
             for index in 0..<20 {
-                let echo = try await session.get("echo", parameters: ["i": index]).decode(Echo.self)
-                #expect(echo.query == "i=\(index)")
+                queries.append(try await session.get("echo", parameters: ["i": index]).decode(Echo.self).query)
                 names.append(currentThreadName())
             }
-            return names
+            return (names, queries)
         }.value
+        #expect(queries == (0..<20).map { "i=\($0)" })
         #expect(names.count == 21 && names.allSatisfy { $0 == "wattle-curl" }, "\(names)")
         #expect(Session(transport: StubTransport()).networkThreadExecutor == nil)
     }
