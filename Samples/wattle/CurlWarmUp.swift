@@ -5,17 +5,19 @@ import Glibc
 import Musl
 #endif
 
-/// libcurl's process-wide initialisation, run on its own thread while the command gets ready.
+/// libcurl's process-wide initialisation, run on its own thread while ArgumentParser parses.
 ///
 /// `curl_global_init` is the largest single step of a one-shot request inside libcurl (OpenSSL
-/// reads its configuration and sets up its providers): ~0.8 ms of a ~12 ms `wattle GET`. No
-/// command needs it before it makes a `Session` (or `wattle pin` reads a certificate), so it
-/// overlaps the parsing and the building of the request and its configuration on another core
-/// (for a plain request, which skips ArgumentParser, the `Session` usually still waits for it).
+/// reads its configuration and sets up its providers): ~0.6-0.8 ms. No command needs it before
+/// it makes a `Session` (or `wattle pin` reads a certificate), so it overlaps ArgumentParser's
+/// parse (~1.5 ms) on another core. A plain request, which skips ArgumentParser, makes its
+/// `Session` at once and does without: the overlap would be too short to gain anything, and the
+/// `Session` would spin on libcurl's lock until the warm-up ends (measured: the same wall time,
+/// 0.16 ms more CPU with the warm-up).
 ///
 /// The library's own `curl_global_init` then only counts one more user: libcurl serialises
 /// the two calls (its global init is thread-safe since 7.84.0, the `threadsafe` feature that
-/// `start()` checks for; Debian 12 ships 7.88.1).
+/// `start()` checks for; Debian 12 ships 7.88.1) with a spin lock.
 struct CurlWarmUp: ~Copyable {
     private let thread: pthread_t
 
