@@ -103,11 +103,18 @@ enum WattleMain {
         }
         let failure = outcome.wait()
         curlWarmUp?.wait()
-        if let failure { WattleCLI.exit(withError: failure) }
-        // Done: flush and leave at once. `exit` would run every library's exit handlers and stop
-        // the engine in order, ~1 ms of a ~12 ms run for nothing: every file is already written
-        // and closed or committed (keychain transactions, downloads renamed into place), and
-        // the kernel closes sockets. Errors leave through `exit(withError:)` above.
-        _exit(fflush(nil) == 0 ? ExitStatus.success : ExitStatus.usageOrOther)
+        // Done: flush and leave at once. `exit` would run every library's exit handlers, ~1 ms
+        // of a ~12 ms run for nothing (every file is already written and closed or committed:
+        // keychain transactions, downloads renamed into place; the kernel closes sockets), and
+        // they could run while a released session's network thread still tears down libcurl's
+        // connections, OpenSSL's among them. A failed request's `ExitCode` has been reported
+        // already; other errors (ArgumentParser's usage errors, help, a command's own error)
+        // leave through `exit(withError:)`, which prints them.
+        let flushed = fflush(nil) == 0
+        switch failure {
+        case nil: _exit(flushed ? ExitStatus.success : ExitStatus.usageOrOther)
+        case let code as ExitCode: _exit(code.rawValue)
+        case let failure?: WattleCLI.exit(withError: failure)
+        }
     }
 }
