@@ -592,8 +592,9 @@ class Bench:
 
     def run_cli(self):
         url = self.nginx.url(False, "small.json")
-        # The CLI keeps tokens in $XDG_DATA_HOME/wattle: a throw-away one, never the user's. The
-        # first run below creates it; the timed runs open it, as a user's every call does.
+        # The CLI keeps tokens in $XDG_DATA_HOME/wattle: a throw-away one, never the user's. A
+        # plain GET creates no keychain there and, finding none, opens none: what is timed is the
+        # GET of someone who has never logged in (a stored token adds opening the keychain).
         env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg"))
         # The same CLI twice: as `swift build` links it (the Swift runtime and FoundationEssentials
         # as shared libraries) and as `make cli` links it (--static-swift-stdlib, and libstdc++
@@ -614,23 +615,38 @@ class Bench:
                 missing.append((label, goal, why))
         if http:
             commands.append(("httpie (http)", [http, "--ignore-stdin", "GET", url]))
-        runs = self.n(10, 3)
-        self.log(f"CLI one-shot GET, {runs} runs per repetition")
+        runs = self.n(20, 3)
+        self.log(f"CLI one-shot GET, {runs} runs per repetition, the tools taking turns run by run")
 
-        def timer(argv):
-            def go():
-                walls = []
-                for _ in range(runs):
-                    t0 = time.perf_counter()
-                    p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                       stdin=subprocess.DEVNULL, env=env)
-                    walls.append(time.perf_counter() - t0)
-                    if p.returncode != 0:
-                        return {"error": f"{argv[0]} exited {p.returncode}"}
-                return {"wall": statistics.median(walls) * 1000, "runs": runs}
-            return go
+        def once(argv):
+            t0 = time.perf_counter()
+            p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL, env=env)
+            return time.perf_counter() - t0, p.returncode
 
-        results = interleaved([(label, timer(argv)) for label, argv in commands], log=self.log)
+        # Each run of one tool is followed by a run of each other (curl, wattle, ..., curl,
+        # wattle, ...), so that a change in the machine's state during a repetition (the disk
+        # writing back the downloads before, another process) reaches every tool alike; a
+        # repetition is the median of its runs.
+        results = {label: [] for label, _ in commands}
+        for rep in range(REPS):
+            walls = {label: [] for label, _ in commands}
+            errors = {}
+            for _ in range(runs):
+                for label, argv in commands:
+                    if label in errors:
+                        continue
+                    wall, code = once(argv)
+                    if code != 0:
+                        errors[label] = f"{argv[0]} exited {code}"
+                    walls[label].append(wall)
+            for label, _ in commands:
+                if label in errors:
+                    r = {"error": errors[label]}
+                else:
+                    r = {"wall": statistics.median(walls[label]) * 1000, "runs": runs}
+                results[label].append(r)
+                self.log(f"  rep {rep + 1}/{REPS} {label}: {summary(r)}")
         self.raw["cli"] = results
         ref = metric(results["curl"], lambda r: r["wall"])
         rows = []
@@ -651,7 +667,8 @@ class Bench:
                 self.goals.at_most(f"{goal}: wall time vs httpie", ratio(w, metric(results["httpie (http)"], lambda r: r["wall"])), 0.999)
         self.sections.append("\n".join([
             "### Command line: one GET, process start to exit", "",
-            f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs. "
+            f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs, "
+            "the tools taking turns run by run. "
             "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
             "as shared libraries); \"static Swift runtime\" is the same code as `make cli` links it, as a CLI would be "
             "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`).", "",
