@@ -35,18 +35,20 @@ struct RequestInvocation: Equatable, Sendable {
 
     /// Sends the request, prints the outcome, and throws `ExitCode` for any exit status but 0.
     func run() async throws {
-        do {
-            try await finish(try prepare())
-        } catch {
-            throw Self.reported(error)
-        }
+        let prepared: Prepared
+        do { prepared = try prepare() } catch { throw Self.reported(error) }
+        if let failure = await finish(prepared) { throw failure }
     }
 
-    /// Sends a prepared request and prints the outcome; throws `ExitCode` for any exit status
-    /// but 0, and the error of a failed request, which `reported(_:)` turns into an exit code.
-    func finish(_ prepared: Prepared) async throws {
-        let code = try await send(prepared)
-        if code != 0 { throw ExitCode(code) }
+    /// Sends a prepared request and prints the outcome; returns the error to leave with (an
+    /// `ExitCode` for any exit status but 0, see `reported(_:)`), or nil.
+    func finish(_ prepared: Prepared) async -> (any Error)? {
+        do {
+            let code = try await send(prepared)
+            return code == 0 ? nil : ExitCode(code)
+        } catch {
+            return Self.reported(error)
+        }
     }
 
     /// Prints `error` when it is the command's own (a usage error or a failed request) and

@@ -87,12 +87,7 @@ enum WattleMain {
             do {
                 let prepared = try invocation.prepare()
                 Task.detached(executorPreference: prepared.session.networkThreadExecutor ?? globalConcurrentExecutor) {
-                    do {
-                        try await invocation.finish(prepared)
-                        outcome.finish(with: nil)
-                    } catch {
-                        outcome.finish(with: RequestInvocation.reported(error))
-                    }
+                    outcome.finish(with: await invocation.finish(prepared))
                 }
             } catch {
                 outcome.finish(with: RequestInvocation.reported(error))
