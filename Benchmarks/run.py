@@ -17,6 +17,7 @@ import datetime
 import json
 import os
 import platform
+import random
 import re
 import shutil
 import signal
@@ -592,10 +593,15 @@ class Bench:
 
     def run_cli(self):
         url = self.nginx.url(False, "small.json")
-        # The CLI keeps tokens in $XDG_DATA_HOME/wattle: a throw-away one, never the user's. A
-        # plain GET creates no keychain there and, finding none, opens none: what is timed is the
-        # GET of someone who has never logged in (a stored token adds opening the keychain).
+        origin = self.nginx.url(False, "")
+        # The CLI keeps tokens in $XDG_DATA_HOME/wattle: throw-away ones, never the user's. A plain
+        # GET creates no keychain there and, finding none, opens none: the GET of someone who has
+        # never logged in. The second folder holds a keychain with a token for nginx's origin
+        # (`wattle auth set-token`): each GET opens it, reads the token and sends it, as a
+        # logged-in user's does; its reference is curl sending the same header.
         env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg"))
+        token_env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg-token"))
+        token = "bench-" + "0123456789abcdef" * 2
         # The same CLI twice: as `swift build` links it (the Swift runtime and FoundationEssentials
         # as shared libraries) and as `make cli` links it (--static-swift-stdlib, and libstdc++
         # linked in by scripts/static-libstdcxx.sh), as one would ship it.
@@ -603,44 +609,56 @@ class Bench:
                   ("wattle, static Swift runtime", self.args.wattle_cli_static, "CLI one-shot GET (static Swift runtime)")]
         http = shutil.which("http")
         curl = shutil.which("curl")
-        commands = [("curl", [curl, "-s", url])]
+        with_token = "curl, with the token"
+        commands = [("curl", [curl, "-s", url], env),
+                    (with_token, [curl, "-s", "-H", f"Authorization: Bearer {token}", url], env)]
         missing = []
+        token_rows = []  # (label, goal) of the builds timed with a stored token
         for label, cli, goal in builds:
             if not cli:
                 continue
             ready, why = self.cli_ready(cli, url, env)
-            if ready:
-                commands.append((label, [cli, "GET", url]))
-            else:
+            if not ready:
                 missing.append((label, goal, why))
+                continue
+            commands.append((label, [cli, "GET", url], env))
+            kept = subprocess.run([cli, "auth", "set-token", token, "--url", origin], capture_output=True,
+                                  timeout=30, stdin=subprocess.DEVNULL, env=token_env)
+            if kept.returncode == 0:
+                commands.append((f"{label}, with a stored token", [cli, "GET", url], token_env))
+                token_rows.append((f"{label}, with a stored token", goal.replace("GET", "GET with a stored token", 1)))
+            else:
+                self.log(f"  {label}: `wattle auth set-token` exited {kept.returncode}: {kept.stderr[-300:]!r}")
         if http:
-            commands.append(("httpie (http)", [http, "--ignore-stdin", "GET", url]))
+            commands.append(("httpie (http)", [http, "--ignore-stdin", "GET", url], env))
         runs = self.n(20, 3)
         self.log(f"CLI one-shot GET, {runs} runs per repetition, the tools taking turns run by run")
 
-        def once(argv):
+        def once(argv, environment):
             t0 = time.perf_counter()
             p = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               stdin=subprocess.DEVNULL, env=env)
+                               stdin=subprocess.DEVNULL, env=environment)
             return time.perf_counter() - t0, p.returncode
 
-        # Each run of one tool is followed by a run of each other (curl, wattle, ..., curl,
-        # wattle, ...), so that a change in the machine's state during a repetition (the disk
-        # writing back the downloads before, another process) reaches every tool alike; a
-        # repetition is the median of its runs.
-        results = {label: [] for label, _ in commands}
+        # Each run of one tool is followed by a run of each other, so that a change in the
+        # machine's state during a repetition (the disk writing back the downloads before,
+        # another process) reaches every tool alike; a repetition is the median of its runs. The
+        # order is shuffled at every turn: with a fixed order, curl right after a wattle run took
+        # 6.88 ms and curl right after curl 6.62 (200 turns), so the order itself moved ratios.
+        shuffler = random.Random(7)
+        results = {label: [] for label, _, _ in commands}
         for rep in range(REPS):
-            walls = {label: [] for label, _ in commands}
+            walls = {label: [] for label, _, _ in commands}
             errors = {}
             for _ in range(runs):
-                for label, argv in commands:
+                for label, argv, environment in shuffler.sample(commands, len(commands)):
                     if label in errors:
                         continue
-                    wall, code = once(argv)
+                    wall, code = once(argv, environment)
                     if code != 0:
                         errors[label] = f"{argv[0]} exited {code}"
                     walls[label].append(wall)
-            for label, _ in commands:
+            for label, _, _ in commands:
                 if label in errors:
                     r = {"error": errors[label]}
                 else:
@@ -649,11 +667,14 @@ class Bench:
                 self.log(f"  rep {rep + 1}/{REPS} {label}: {summary(r)}")
         self.raw["cli"] = results
         ref = metric(results["curl"], lambda r: r["wall"])
+        token_ref = metric(results[with_token], lambda r: r["wall"])
         rows = []
-        for label, argv in commands:
+        for label, argv, environment in commands:
             w = metric(results[label], lambda r: r["wall"])
-            shown = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv))
-            rows.append(f"| {label} | `{shown}` | {fmt3(w)} | {fmt_ratio(ratio(w, ref))} |")
+            shown = " ".join(os.path.basename(a) if i == 0 else (f'"{a}"' if " " in a else a)
+                             for i, a in enumerate(argv)).replace(token, "TOKEN")
+            against = token_ref if environment is token_env else ref
+            rows.append(f"| {label} | `{shown}` | {fmt3(w)} | {fmt_ratio(ratio(w, against))} |")
         for label, goal, why in missing:
             rows.append(f"| {label} | `wattle GET {url}` | not measured ({why}) | – |")
             self.goals.not_measured(f"{goal} vs curl", why)
@@ -665,13 +686,19 @@ class Bench:
             self.goals.at_most(f"{goal}: wall time vs curl", ratio(w, ref), 1.5)
             if http:
                 self.goals.at_most(f"{goal}: wall time vs httpie", ratio(w, metric(results["httpie (http)"], lambda r: r["wall"])), 0.999)
+        for label, goal in token_rows:
+            w = metric(results[label], lambda r: r["wall"])
+            self.goals.at_most(f"{goal}: wall time vs curl sending the token", ratio(w, token_ref), 1.5)
         self.sections.append("\n".join([
             "### Command line: one GET, process start to exit", "",
             f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs, "
             "the tools taking turns run by run. "
             "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
             "as shared libraries); \"static Swift runtime\" is the same code as `make cli` links it, as a CLI would be "
-            "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`).", "",
+            "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`). "
+            "\"With a stored token\" is the GET of a logged-in user: a keychain holds a token for the origin "
+            "(`wattle auth set-token`), which each run opens, reads and sends; it is compared with curl sending the "
+            "same `Authorization` header, the others with plain curl.", "",
             "| tool | command | wall ms (min / **median** / max) | vs curl |",
             "| --- | --- | --- | --- |"] + rows + [""]))
 

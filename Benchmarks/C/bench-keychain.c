@@ -44,10 +44,11 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS items(id BLOB PRIMARY KEY, class INTEGER NOT NULL, grp BLOB NOT NULL,"
     " protection INTEGER NOT NULL, attrs BLOB NOT NULL, secret BLOB NOT NULL) WITHOUT ROWID;"
     "CREATE INDEX IF NOT EXISTS items_grp ON items(grp);"
-    "CREATE INDEX IF NOT EXISTS items_class ON items(class);";
+    "CREATE INDEX IF NOT EXISTS items_class ON items(class);"
+    "PRAGMA user_version = 1;";
 
 #define COLUMNS "id, class, grp, protection, attrs, secret"
-/* Every statement SQLiteStorage prepares when it opens. */
+/* Every statement SQLiteStorage prepares, each when first used (see statement()). */
 static const char *statements[] = {
     "SELECT " COLUMNS " FROM items WHERE id = ?1",
     "INSERT INTO items(" COLUMNS ") VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(id) DO UPDATE SET class = ?2,"
@@ -73,6 +74,16 @@ struct keychain {
     unsigned char master[KEY], identity[KEY], group[KEY], attributes[KEY], afu[KEY], wu[KEY];
     unsigned char keychain_id[16];
 };
+
+/* Statement I, prepared on first use, as SQLiteStorage does. */
+static sqlite3_stmt *statement(struct keychain *k, int i) {
+    if (!k->stmt[i] &&
+        sqlite3_prepare_v3(k->db, statements[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK) {
+        fprintf(stderr, "bench-keychain-c: %s: %s\n", statements[i], sqlite3_errmsg(k->db));
+        exit(1);
+    }
+    return k->stmt[i];
+}
 
 static double now(void) {
     struct timespec ts;
@@ -208,7 +219,7 @@ static void put(struct keychain *k, const char *account, const char *value, cons
     size_t ss = seal(padded, cap, ad, adn, k->afu, sealed_secret);
     sodium_memzero(padded, cap);
     sodium_memzero(plain, an);
-    sqlite3_stmt *s = k->stmt[UPSERT];
+    sqlite3_stmt *s = statement(k, UPSERT);
     sqlite3_bind_blob(s, 1, id, HASH, SQLITE_STATIC);
     sqlite3_bind_int(s, 2, CLASS_GENERIC);
     sqlite3_bind_blob(s, 3, grp, HASH, SQLITE_STATIC);
@@ -222,7 +233,7 @@ static void put(struct keychain *k, const char *account, const char *value, cons
 static unsigned char *get(struct keychain *k, const char *account, size_t *length) {
     unsigned char id[HASH], ad[128];
     identity_hash(k, account, id);
-    sqlite3_stmt *s = k->stmt[SELECT_ID];
+    sqlite3_stmt *s = statement(k, SELECT_ID);
     sqlite3_bind_blob(s, 1, id, HASH, SQLITE_STATIC);
     unsigned char *result = NULL;
     if (sqlite3_step(s) == SQLITE_ROW) {
@@ -255,8 +266,8 @@ static void set(struct keychain *k, const char *account, const char *value) {
     unsigned char id[HASH], ad[128], plain[512];
     double created = (double)time(NULL);
     identity_hash(k, account, id);
-    run(k->db, k->stmt[BEGIN]);
-    sqlite3_stmt *s = k->stmt[SELECT_ID];
+    run(k->db, statement(k, BEGIN));
+    sqlite3_stmt *s = statement(k, SELECT_ID);
     sqlite3_bind_blob(s, 1, id, HASH, SQLITE_STATIC);
     unsigned char grp[HASH];
     int opened = 0;
@@ -274,7 +285,7 @@ static void set(struct keychain *k, const char *account, const char *value) {
     }
     sqlite3_reset(s);
     put(k, account, value, id, created, opened ? grp : NULL);
-    run(k->db, k->stmt[COMMIT]);
+    run(k->db, statement(k, COMMIT));
 }
 
 static int read_key_file(const char *path, unsigned char key[KEY]) {
@@ -295,8 +306,10 @@ static void meta_put(sqlite3 *db, const char *name, const void *value, int n) {
 }
 
 /* Opens (creating when missing) DIR/NAME.keychain with a key file or a passphrase, as
- * KeychainStore(fileURL:credential:) does: open, WAL, synchronous=FULL, schema in BEGIN
- * IMMEDIATE, prepare, read the header, derive the wrapping key, unwrap, derive the subkeys. */
+ * KeychainStore(fileURL:credential:) does: open, WAL, synchronous=FULL, the schema in BEGIN
+ * IMMEDIATE when user_version says it is missing, read the header (written in BEGIN IMMEDIATE
+ * when missing), derive the wrapping key, unwrap, derive the subkeys; statements are prepared
+ * on first use. */
 static void open_keychain(struct keychain *k, const char *dir, const char *name, int passphrase) {
     char path[4096], keypath[4096];
     snprintf(path, sizeof path, "%s/%s.keychain", dir, name);
@@ -310,15 +323,20 @@ static void open_keychain(struct keychain *k, const char *dir, const char *name,
     sqlite3_busy_timeout(k->db, 5000);
     exec(k->db, "PRAGMA journal_mode=WAL");
     exec(k->db, "PRAGMA synchronous=FULL");
-    exec(k->db, "BEGIN IMMEDIATE");
-    exec(k->db, schema);
-    for (size_t i = 0; i < NSTATEMENTS; i++)
-        if (sqlite3_prepare_v3(k->db, statements[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK)
-            die(statements[i], k->db);
-    /* The header. */
+    /* The schema once (its transaction sets user_version); then no write lock to open. */
+    sqlite3_stmt *version;
+    if (sqlite3_prepare_v2(k->db, "PRAGMA user_version", -1, &version, NULL) != SQLITE_OK) die("user_version", k->db);
+    int has_schema = sqlite3_step(version) == SQLITE_ROW && sqlite3_column_int(version, 0) == 1;
+    sqlite3_finalize(version);
+    if (!has_schema) {
+        exec(k->db, "BEGIN IMMEDIATE");
+        exec(k->db, schema);
+        exec(k->db, "COMMIT");
+    }
+    /* The header, read without a transaction; only creating it takes one. */
     unsigned char wrapped[NONCE + KEY + TAG], salt[crypto_pwhash_SALTBYTES];
     int have = 0, have_salt = 0;
-    sqlite3_stmt *s = k->stmt[10];
+    sqlite3_stmt *s = statement(k, 10);
     while (sqlite3_step(s) == SQLITE_ROW) {
         const char *n = (const char *)sqlite3_column_text(s, 0);
         int len = sqlite3_column_bytes(s, 1);
@@ -335,6 +353,7 @@ static void open_keychain(struct keychain *k, const char *dir, const char *name,
     sqlite3_reset(s);
     unsigned char *wrapping = sodium_malloc(KEY);
     if (!have) {
+        exec(k->db, "BEGIN IMMEDIATE");
         randombytes_buf(k->keychain_id, 16);
         randombytes_buf(salt, sizeof salt);
         meta_put(k->db, "keychain_id", k->keychain_id, 16);
@@ -364,10 +383,10 @@ static void open_keychain(struct keychain *k, const char *dir, const char *name,
         randombytes_buf(master, KEY);
         seal(master, KEY, ad, sizeof ad, wrapping, wrapped);
         meta_put(k->db, "wrapped_key", wrapped, sizeof wrapped);
+        exec(k->db, "COMMIT");
     } else if (open_blob(wrapped, sizeof wrapped, ad, sizeof ad, wrapping, master) != 0) {
         die("wrong credential", NULL);
     }
-    exec(k->db, "COMMIT");
     memcpy(k->master, master, KEY);
     crypto_kdf_derive_from_key(k->identity, KEY, 1, "WattleKC", master);
     crypto_kdf_derive_from_key(k->group, KEY, 2, "WattleKC", master);
@@ -417,7 +436,7 @@ int main(int argc, char **argv) {
         open_keychain(&k, dir, "bench", 0);
         double t0 = now();
         for (long i = 0; i < n; i += 1000) {
-            run(k.db, k.stmt[BEGIN]);
+            run(k.db, statement(&k, BEGIN));
             for (long j = i; j < n && j < i + 1000; j++) {
                 unsigned char id[HASH];
                 snprintf(account, sizeof account, "key-%ld", j);
@@ -425,7 +444,7 @@ int main(int argc, char **argv) {
                 identity_hash(&k, account, id);
                 put(&k, account, value, id, (double)time(NULL), NULL);
             }
-            run(k.db, k.stmt[COMMIT]);
+            run(k.db, statement(&k, COMMIT));
         }
         printf("{\"tool\":\"c\",\"mode\":\"fill\",\"items\":%ld,\"seconds\":%.3f}\n", n, now() - t0);
         close_keychain(&k);

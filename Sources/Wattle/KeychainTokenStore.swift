@@ -33,7 +33,13 @@ public struct KeychainTokenStore: TokenStore {
     }
 
     /// The stored token, or nil.
-    public func load() async throws -> AuthToken? { try keychain.codable(AuthToken.self, forKey: key) }
+    public func load() async throws -> AuthToken? { try loadNow() }
+    /// The stored token, or nil, read on the calling thread.
+    package func loadNow() throws -> AuthToken? {
+        guard let data = try keychain.data(forKey: key) else { return nil }
+        // The form `save` writes, read directly; anything else through JSONDecoder (see StoredTokenReader).
+        return try StoredTokenReader.token(from: data) ?? keychain.codable(AuthToken.self, forKey: key)
+    }
     /// Stores a token, replacing any other (one transaction).
     public func save(_ token: AuthToken) async throws { try keychain.setCodable(token, forKey: key) }
     /// Removes the token.

@@ -28,7 +28,23 @@ public final class Session: Sendable {
     }
 
     /// Creates a session on a given transport (for example `StubTransport` in tests).
-    public init(configuration: Configuration = Configuration(), transport: any Transport) {
+    public convenience init(configuration: Configuration = Configuration(), transport: any Transport) {
+        self.init(configuration: configuration, transport: transport, storedToken: nil)
+    }
+
+    /// Creates a session on Wattle's libcurl engine whose authenticator's store has already been
+    /// read, on the caller's thread: `storedToken` is what it holds (nil: no token). The first
+    /// request then sends it without reading the store again, which the session would do on a
+    /// thread of Swift's pool. For a one-shot program (the `wattle` CLI) that has the thread to spare.
+    package convenience init(configuration: Configuration, storedToken: AuthToken?) {
+        self.init(
+            configuration: configuration, transport: CurlTransport(configuration: configuration),
+            storedToken: .some(storedToken))
+    }
+
+    /// - Parameter storedToken: nil when the store has not been read; `.some(nil)` when it holds
+    ///   no token.
+    private init(configuration: Configuration, transport: any Transport, storedToken: AuthToken??) {
         self.configuration = configuration
         self.transport = transport
         var configured = configuration.defaultHeaders
@@ -40,7 +56,7 @@ public final class Session: Sendable {
             bare.authenticator = nil
             auth = AuthCoordinator(
                 authenticator: authenticator, bareSession: Session(configuration: bare, transport: transport),
-                logger: configuration.logger)
+                logger: configuration.logger, storedToken: storedToken)
         } else {
             auth = nil
         }

@@ -219,6 +219,38 @@ struct AuthenticationTests {
         try await server.stop()
     }
 
+    @Test("a session given the stored token at creation sends it without reading the store, and refreshes it as usual")
+    func storedTokenGivenAtCreation() async throws {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        // The store holds a token the server never issued: a session that read it would be refused.
+        let store = InMemoryTokenStore(AuthToken(accessToken: "never-issued-token-0000"))
+        var configuration = Configuration()
+        configuration.baseURL = server.baseURL
+        configuration.proxy = .none
+        configuration.authenticator = Authenticator(
+            store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+
+        let given = AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh)
+        let session = Session(configuration: configuration, storedToken: given)
+        #expect(try await session.isSignedIn)
+        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(tokens.access)")
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        #expect(try await store.load()?.accessToken == "never-issued-token-0000")
+
+        // Refused once the server forgets it: refreshed with the given refresh token, and saved.
+        server.api.expireAccessTokens()
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        let saved = try #require(try await store.load())
+        #expect(saved.accessToken != tokens.access && saved.accessToken != "never-issued-token-0000")
+
+        // Given "no token": the store is not read either, and nothing is sent.
+        let none = Session(configuration: configuration, storedToken: nil)
+        #expect(try await none.isSignedIn == false)
+        #expect(try await none.get("echo").decode(Echo.self).header("Authorization") == nil)
+        try await server.stop()
+    }
+
     @Test("logging at trace level never prints a token, and descriptions redact it")
     func tokensNeverLogged() async throws {
         let capture = CapturedLogs()

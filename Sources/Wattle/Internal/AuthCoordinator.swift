@@ -23,10 +23,16 @@ actor AuthCoordinator {
     private var inFlight: Task<(AuthToken?, Int), any Error>?
     private var refreshTimes: [ContinuousClock.Instant] = []
 
-    init(authenticator: Authenticator, bareSession: Session, logger: Logger) {
+    /// - Parameter storedToken: what the store holds when the caller has read it already
+    ///   (`.some(nil)`: no token); nil to read it before the first request.
+    init(authenticator: Authenticator, bareSession: Session, logger: Logger, storedToken: AuthToken?? = nil) {
         self.authenticator = authenticator
         self.bareSession = bareSession
         self.logger = logger
+        if let storedToken {
+            token = storedToken
+            loaded = true
+        }
     }
 
     /// The token to send and its version, refreshing first when it has expired.

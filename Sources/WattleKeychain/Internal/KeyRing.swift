@@ -32,10 +32,11 @@ final class KeyRing {
 
     init(master: SecureBytes) throws(KeychainError) {
         self.master = master
-        identity = try Sodium.deriveSubkey(Subkey.identity.rawValue, from: master)
-        group = try Sodium.deriveSubkey(Subkey.group.rawValue, from: master)
-        attributes = try Sodium.deriveSubkey(Subkey.attributes.rawValue, from: master)
-        afterFirstUnlock = try Sodium.deriveSubkey(Subkey.afterFirstUnlock.rawValue, from: master)
+        // The four that live as long as the keychain share one allocation; `whenUnlocked` has
+        // its own, released by `lock()`.
+        let lasting: [Subkey] = [.identity, .group, .attributes, .afterFirstUnlock]
+        let keys = try Sodium.deriveSubkeys(lasting.map(\.rawValue), from: master)
+        (identity, group, attributes, afterFirstUnlock) = (keys[0], keys[1], keys[2], keys[3])
         whenUnlocked = try Sodium.deriveSubkey(Subkey.whenUnlocked.rawValue, from: master)
     }
 

@@ -21,7 +21,10 @@ final class KeychainEngine {
     static func open(storage: any RowStorage, credential: KeychainCredential) throws -> KeychainEngine {
         try Sodium.ensureReady()
         var created: SecureBytes?
-        let meta = try storage.write { () throws -> [String: [UInt8]] in
+        // A keychain that has its header opens without a write transaction (which would wait
+        // for any other process's writes); only creating the header takes one, and looks again.
+        let stored = try storage.readMeta()
+        let meta = try stored["wrapped_key"] != nil ? stored : storage.write { () throws -> [String: [UInt8]] in
             let existing = try storage.readMeta()
             if existing["wrapped_key"] != nil { return existing }
             let master = try WrappingKey.newMaster()

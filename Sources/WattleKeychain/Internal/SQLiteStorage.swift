@@ -11,22 +11,11 @@ import Foundation
 #endif
 
 /// Rows in one SQLite file: WAL, `synchronous=FULL`, a busy timeout, `BEGIN IMMEDIATE` for
-/// writes, and every statement prepared once.
+/// writes, and every statement prepared once, when first used.
 final class SQLiteStorage: RowStorage {
     let connection: SQLiteConnection
-    private let selectByID: SQLiteStatement
-    private let selectByClass: SQLiteStatement
-    private let selectByGroup: SQLiteStatement
-    private let selectByGroups: SQLiteStatement
-    private let selectAll: SQLiteStatement
-    private let insertRow: SQLiteStatement
-    private let upsertRow: SQLiteStatement
-    private let deleteRow: SQLiteStatement
-    private let selectMeta: SQLiteStatement
-    private let upsertMeta: SQLiteStatement
-    private let begin: SQLiteStatement
-    private let commit: SQLiteStatement
-    private let rollback: SQLiteStatement
+    /// Each statement prepared on first use: an open that only reads prepares two of them.
+    private var statements = [SQLiteStatement?](repeating: nil, count: Query.allCases.count)
     private var inTransaction = false
 
     static let schema = """
@@ -41,9 +30,8 @@ final class SQLiteStorage: RowStorage {
         ) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS items_grp ON items(grp);
         CREATE INDEX IF NOT EXISTS items_class ON items(class);
+        PRAGMA user_version = 1;
         """
-
-    private static let columns = "id, class, grp, protection, attrs, secret"
 
     /// Opens the file (created 0600 when missing) and creates the schema.
     init(path: String) throws {
@@ -58,6 +46,12 @@ final class SQLiteStorage: RowStorage {
             _ = try c.strings("PRAGMA journal_mode=WAL")
         }
         try c.execute("PRAGMA synchronous=FULL")
+        // The transaction that creates the schema sets the version: once it is there, an open
+        // takes no write lock, so it does not wait for another process's writes.
+        guard try c.strings("PRAGMA user_version") != ["1"] else {
+            connection = c
+            return
+        }
         try Self.retryingBusy {
             do {
                 try c.execute("BEGIN IMMEDIATE; \(Self.schema) COMMIT;")
@@ -67,23 +61,44 @@ final class SQLiteStorage: RowStorage {
             }
         }
         connection = c
-        selectByID = try c.prepare("SELECT \(Self.columns) FROM items WHERE id = ?1")
-        selectByClass = try c.prepare("SELECT \(Self.columns) FROM items WHERE class = ?1")
-        selectByGroup = try c.prepare("SELECT \(Self.columns) FROM items WHERE grp = ?1 AND class = ?2")
-        selectByGroups = try c.prepare("SELECT \(Self.columns) FROM items WHERE grp IN (?1, ?2) AND class = ?3")
-        selectAll = try c.prepare("SELECT \(Self.columns) FROM items")
-        insertRow = try c.prepare("INSERT INTO items(\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
-        upsertRow = try c.prepare(
-            """
-            INSERT INTO items(\(Self.columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-            ON CONFLICT(id) DO UPDATE SET class = ?2, grp = ?3, protection = ?4, attrs = ?5, secret = ?6
-            """)
-        deleteRow = try c.prepare("DELETE FROM items WHERE id = ?1")
-        selectMeta = try c.prepare("SELECT name, value FROM meta")
-        upsertMeta = try c.prepare("INSERT OR REPLACE INTO meta(name, value) VALUES (?1, ?2)")
-        begin = try c.prepare("BEGIN IMMEDIATE")
-        commit = try c.prepare("COMMIT")
-        rollback = try c.prepare("ROLLBACK")
+    }
+
+    /// The statements, by what they do.
+    private enum Query: Int, CaseIterable {
+        case selectByID, selectByClass, selectByGroup, selectByGroups, selectAll
+        case insertRow, upsertRow, deleteRow, selectMeta, upsertMeta
+        case begin, commit, rollback
+
+        var sql: String {
+            let columns = "id, class, grp, protection, attrs, secret"
+            switch self {
+            case .selectByID: return "SELECT \(columns) FROM items WHERE id = ?1"
+            case .selectByClass: return "SELECT \(columns) FROM items WHERE class = ?1"
+            case .selectByGroup: return "SELECT \(columns) FROM items WHERE grp = ?1 AND class = ?2"
+            case .selectByGroups: return "SELECT \(columns) FROM items WHERE grp IN (?1, ?2) AND class = ?3"
+            case .selectAll: return "SELECT \(columns) FROM items"
+            case .insertRow: return "INSERT INTO items(\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+            case .upsertRow:
+                return """
+                    INSERT INTO items(\(columns)) VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                    ON CONFLICT(id) DO UPDATE SET class = ?2, grp = ?3, protection = ?4, attrs = ?5, secret = ?6
+                    """
+            case .deleteRow: return "DELETE FROM items WHERE id = ?1"
+            case .selectMeta: return "SELECT name, value FROM meta"
+            case .upsertMeta: return "INSERT OR REPLACE INTO meta(name, value) VALUES (?1, ?2)"
+            case .begin: return "BEGIN IMMEDIATE"
+            case .commit: return "COMMIT"
+            case .rollback: return "ROLLBACK"
+            }
+        }
+    }
+
+    /// The prepared statement for `query`, preparing it on first use.
+    private func statement(_ query: Query) throws(KeychainError) -> SQLiteStatement {
+        if let statement = statements[query.rawValue] { return statement }
+        let statement = try connection.prepare(query.sql)
+        statements[query.rawValue] = statement
+        return statement
     }
 
     /// Retries work that SQLite may refuse with `SQLITE_BUSY` without calling the busy handler
@@ -103,6 +118,8 @@ final class SQLiteStorage: RowStorage {
 
     func write<T>(_ body: () throws -> T) throws -> T {
         if inTransaction { return try body() }
+        // All three before the transaction begins, so that it can always end.
+        let (begin, commit, rollback) = (try statement(.begin), try statement(.commit), try statement(.rollback))
         try begin.run()
         inTransaction = true
         defer { inTransaction = false }
@@ -117,6 +134,7 @@ final class SQLiteStorage: RowStorage {
     }
 
     func readMeta() throws -> [String: [UInt8]] {
+        let selectMeta = try statement(.selectMeta)
         defer { selectMeta.reset() }
         var entries: [String: [UInt8]] = [:]
         while try selectMeta.step() {
@@ -126,6 +144,7 @@ final class SQLiteStorage: RowStorage {
     }
 
     func writeMeta(_ entries: [String: [UInt8]]) throws {
+        let upsertMeta = try statement(.upsertMeta)
         for (name, value) in entries {
             upsertMeta.bind(1, name)
             upsertMeta.bind(2, value)
@@ -134,7 +153,8 @@ final class SQLiteStorage: RowStorage {
     }
 
     func row(id: [UInt8]) throws -> StoredRow? {
-        try id.withUnsafeBytes { id in
+        let selectByID = try statement(.selectByID)
+        return try id.withUnsafeBytes { id in
             defer { selectByID.reset() }
             selectByID.bind(1, borrowing: id)
             return try selectByID.step() ? Self.row(from: selectByID) : nil
@@ -145,15 +165,15 @@ final class SQLiteStorage: RowStorage {
         let statement: SQLiteStatement
         switch groups {
         case nil:
-            statement = selectByClass
+            statement = try self.statement(.selectByClass)
             statement.bind(1, Int(itemClass))
         case let groups? where groups.count == 1:
-            statement = selectByGroup
+            statement = try self.statement(.selectByGroup)
             statement.bind(1, groups[0])
             statement.bind(2, Int(itemClass))
         case let groups?:
             precondition(groups.count == 2, "at most two groups (synchronizable any)")
-            statement = selectByGroups
+            statement = try self.statement(.selectByGroups)
             statement.bind(1, groups[0])
             statement.bind(2, groups[1])
             statement.bind(3, Int(itemClass))
@@ -161,7 +181,7 @@ final class SQLiteStorage: RowStorage {
         return try collect(statement)
     }
 
-    func allRows() throws -> [StoredRow] { try collect(selectAll) }
+    func allRows() throws -> [StoredRow] { try collect(statement(.selectAll)) }
 
     private func collect(_ statement: SQLiteStatement) throws -> [StoredRow] {
         defer { statement.reset() }
@@ -170,9 +190,9 @@ final class SQLiteStorage: RowStorage {
         return result
     }
 
-    func insert(_ row: StoredRow) throws { try run(insertRow, row) }
+    func insert(_ row: StoredRow) throws { try run(statement(.insertRow), row) }
 
-    func upsert(_ row: StoredRow) throws { try run(upsertRow, row) }
+    func upsert(_ row: StoredRow) throws { try run(statement(.upsertRow), row) }
 
     /// Binds the row's blobs without copying them: `run()` resets the statement and clears its
     /// bindings before the buffers go out of scope.
@@ -196,6 +216,7 @@ final class SQLiteStorage: RowStorage {
 
     @discardableResult
     func delete(id: [UInt8]) throws -> Bool {
+        let deleteRow = try statement(.deleteRow)
         deleteRow.bind(1, id)
         try deleteRow.run()
         return sqlite3Changes() > 0

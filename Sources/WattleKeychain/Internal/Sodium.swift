@@ -86,15 +86,20 @@ enum Sodium {
 
     /// Derives subkey `id` of a master key (`crypto_kdf_derive_from_key`, context "WattleKC").
     static func deriveSubkey(_ id: UInt64, from master: SecureBytes) throws(KeychainError) -> SecureBytes {
-        let subkey = try SecureBytes(count: keyBytes)
+        try deriveSubkeys([id], from: master)[0]
+    }
+
+    /// Derives several subkeys of a master key into one read-only allocation
+    /// (``SecureBytes/parts(_:of:fill:)``), in the order of `ids`.
+    static func deriveSubkeys(_ ids: [UInt64], from master: SecureBytes) throws(KeychainError) -> [SecureBytes] {
         let context: [CChar] = Array("WattleKC".utf8CString)
-        master.withReadAccess {
-            context.withUnsafeBufferPointer { ctx in
-                _ = crypto_kdf_derive_from_key(subkey.mutableBytes, keyBytes, id, ctx.baseAddress!, master.bytes)
+        return try master.withReadAccess { () throws(KeychainError) -> [SecureBytes] in
+            try context.withUnsafeBufferPointer { ctx throws(KeychainError) -> [SecureBytes] in
+                try SecureBytes.parts(ids.count, of: keyBytes) { index, subkey in
+                    _ = crypto_kdf_derive_from_key(subkey, keyBytes, ids[index], ctx.baseAddress!, master.bytes)
+                }
             }
         }
-        subkey.makeReadOnly()
-        return subkey
     }
 
     /// Argon2id (`crypto_pwhash`) of a passphrase into guarded memory.
