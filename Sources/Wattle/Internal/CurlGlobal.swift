@@ -18,11 +18,17 @@ enum CurlGlobal {
     /// appends byte by byte: the line went through it twice, ~3.3k instructions a request.
     static let acceptEncodingLine: String? = {
         let features = wattle_curl_version_features()
-        var codings: [String] = []
-        if features & wattle_curl_feature_libz != 0 { codings += ["deflate", "gzip"] }
-        if features & wattle_curl_feature_brotli != 0 { codings.append("br") }
-        if features & wattle_curl_feature_zstd != 0 { codings.append("zstd") }
-        return codings.isEmpty ? nil : "Accept-Encoding: " + codings.joined(separator: ", ")
+        // Appended to one string: `joined(separator:)` builds generic metadata on its first use in
+        // a process (see RedirectFollower.isRedirect).
+        var codings = ""
+        func add(_ coding: String) { codings += codings.isEmpty ? coding : ", " + coding }
+        if features & wattle_curl_feature_libz != 0 {
+            add("deflate")
+            add("gzip")
+        }
+        if features & wattle_curl_feature_brotli != 0 { add("br") }
+        if features & wattle_curl_feature_zstd != 0 { add("zstd") }
+        return codings.isEmpty ? nil : "Accept-Encoding: " + codings
     }()
 
     /// Whether libcurl can reuse a connection that speaks HTTP/2 by prior knowledge over plain
