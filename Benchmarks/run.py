@@ -792,8 +792,10 @@ class Bench:
             "| items | operation | WattleKeychain µs (min / **median** / max) | C limit µs (min / **median** / max) | ratio |",
             "| --- | --- | --- | --- | --- |"] + rows_rw + [
             "", "Open (a new `KeychainStore(fileURL:credential:)` on an existing keychain; the C opens the file, sets "
-            "the pragmas, creates the schema if missing, prepares the same statements, reads the header, derives the "
-            "wrapping key, unwraps the master key and derives the five subkeys). Each repetition is the median "
+            "the pragmas, checks `user_version` (the schema, in a write transaction, only when it is missing), "
+            "prepares the header's statement (the others when first used) and reads the header without a "
+            "transaction, derives the wrapping key, unwraps the master key and derives the five subkeys). Each "
+            "repetition is the median "
             "of several opens.", "",
             "| credential | WattleKeychain ms (min / **median** / max) | C limit ms (min / **median** / max) | ratio |",
             "| --- | --- | --- | --- |"] + rows_open + [

@@ -102,15 +102,18 @@ struct RequestInvocation: Equatable, Sendable {
 
         var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
         if follow { configuration.redirects = .follow(maximumHops: 10) }
-        return Prepared(request: request, session: Self.session(configuration))
+        return Prepared(request: request, session: Self.session(configuration, for: request))
     }
 
     /// The session, with the keychain's token for the origin read here, on the calling thread
     /// (the main thread, which then only waits): the session would read it on a thread of
     /// Swift's pool, started for that alone. When the read fails, the session reads it again
     /// and reports the error as it does for any program.
-    private static func session(_ configuration: Configuration) -> Session {
-        guard let store = configuration.authenticator?.store as? KeychainTokenStore else {
+    /// A request with its own `Authorization` header sends no stored token, so none is read.
+    private static func session(_ configuration: Configuration, for request: Request) -> Session {
+        guard let store = configuration.authenticator?.store as? KeychainTokenStore,
+            !request.headers.contains("Authorization")
+        else {
             return Session(configuration: configuration)
         }
         do {

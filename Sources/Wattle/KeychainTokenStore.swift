@@ -37,8 +37,14 @@ public struct KeychainTokenStore: TokenStore {
     /// The stored token, or nil, read on the calling thread.
     package func loadNow() throws -> AuthToken? {
         guard let data = try keychain.data(forKey: key) else { return nil }
-        // The form `save` writes, read directly; anything else through JSONDecoder (see StoredTokenReader).
-        return try StoredTokenReader.token(from: data) ?? keychain.codable(AuthToken.self, forKey: key)
+        // The form `save` writes, read directly; anything else through JSONDecoder (see
+        // StoredTokenReader), failing as `Keychain.codable` does.
+        if let token = StoredTokenReader.token(from: data) { return token }
+        do {
+            return try JSONDecoder().decode(AuthToken.self, from: data)
+        } catch {
+            throw KeychainError.decode
+        }
     }
     /// Stores a token, replacing any other (one transaction).
     public func save(_ token: AuthToken) async throws { try keychain.setCodable(token, forKey: key) }

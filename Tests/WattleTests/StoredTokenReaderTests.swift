@@ -95,6 +95,12 @@ import WattleKeychain
         ] {
             #expect(StoredTokenReader.token(from: Data(text.utf8)) == nil, "\(text)")
         }
-        #expect(StoredTokenReader.token(from: Data([0x7B, 0x22, 0xFF, 0x22])) == nil)
+        // Strings that are not UTF-8 (a stray byte, an encoded surrogate), in otherwise valid tokens.
+        for bad: [UInt8] in [[0xFF], [0xED, 0xA0, 0x80]] {
+            let bytes = Array(#"{"accessToken":""#.utf8) + bad + Array(#"","tokenType":"Bearer"}"#.utf8)
+            #expect(StoredTokenReader.token(from: Data(bytes)) == nil)
+            let valid = Array(#"{"accessToken":"a","tokenType":"Bearer"}"#.utf8)
+            #expect(StoredTokenReader.token(from: Data(valid)) == AuthToken(accessToken: "a"))
+        }
     }
 }

@@ -33,7 +33,7 @@ final class SQLiteStorage: RowStorage {
         PRAGMA user_version = 1;
         """
 
-    /// Opens the file (created 0600 when missing) and creates the schema.
+    /// Opens the file (created 0600 when missing), creating the schema when it is not there.
     init(path: String) throws {
         try KeychainFiles.createPrivateFile(path)
         // An empty file is a keychain being created; a file too short to hold SQLite's 100-byte
@@ -46,13 +46,22 @@ final class SQLiteStorage: RowStorage {
             _ = try c.strings("PRAGMA journal_mode=WAL")
         }
         try c.execute("PRAGMA synchronous=FULL")
-        // The transaction that creates the schema sets the version: once it is there, an open
-        // takes no write lock, so it does not wait for another process's writes.
-        guard try c.strings("PRAGMA user_version") != ["1"] else {
-            connection = c
-            return
+        // The transaction that creates the schema sets the version: once it is there (or a later
+        // one, never set back), an open takes no write lock, so it does not wait for another
+        // process's writes. The header's statement, which the open needs next, is prepared here
+        // to check: another program's database marked 1 without these tables gets the schema.
+        let version = Int(try c.strings("PRAGMA user_version").first ?? "") ?? 0
+        let selectMeta = version >= 1 ? try? c.prepare(Query.selectMeta.sql) : nil
+        if selectMeta == nil {
+            try Self.createSchema(c)
         }
-        try Self.retryingBusy {
+        connection = c
+        statements[Query.selectMeta.rawValue] = selectMeta
+    }
+
+    /// Creates what is missing of the schema and sets the version, in one write transaction.
+    private static func createSchema(_ c: SQLiteConnection) throws {
+        try retryingBusy {
             do {
                 try c.execute("BEGIN IMMEDIATE; \(Self.schema) COMMIT;")
             } catch {
@@ -60,7 +69,6 @@ final class SQLiteStorage: RowStorage {
                 throw error
             }
         }
-        connection = c
     }
 
     /// The statements, by what they do.

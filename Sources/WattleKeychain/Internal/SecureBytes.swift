@@ -6,7 +6,9 @@ internal import CSodium
 /// Master and wrapping keys are kept `noaccess` and opened read-only only while used;
 /// subkeys used on every operation are kept read-only, those that live as long as the keychain
 /// in one allocation (``parts(_:of:fill:)``): each allocation costs five system calls and a
-/// locked page.
+/// locked page. The guard pages and the canary are around the allocation, so they catch an
+/// overrun past its last part, not one from a part into the next (parts are written once, by
+/// the key derivation, then read-only).
 final class SecureBytes {
     let count: Int
     private let base: UnsafeMutableRawPointer
