@@ -109,6 +109,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// (the main thread, which then only waits): the session would read it on a thread of
     /// Swift's pool, started for that alone. When the read fails, the session reads it again
     /// and reports the error as it does for any program.
+    ///
     /// A request with its own `Authorization` header sends no stored token, so none is read.
     private static func session(_ configuration: Configuration, for request: Request) -> Session {
         guard let store = configuration.authenticator?.store as? KeychainTokenStore,
