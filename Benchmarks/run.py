@@ -692,7 +692,7 @@ class Bench:
         self.sections.append("\n".join([
             "### Command line: one GET, process start to exit", "",
             f"Wall time of one invocation, output to /dev/null; each repetition is the median of {runs} runs, "
-            "the tools taking turns run by run. "
+            "the tools taking turns run by run, in an order shuffled at every turn. "
             "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
             "as shared libraries); \"static Swift runtime\" is the same code as `make cli` links it, as a CLI would be "
             "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`). "

@@ -75,16 +75,6 @@ struct keychain {
     unsigned char keychain_id[16];
 };
 
-/* Statement I, prepared on first use, as SQLiteStorage does. */
-static sqlite3_stmt *statement(struct keychain *k, int i) {
-    if (!k->stmt[i] &&
-        sqlite3_prepare_v3(k->db, statements[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK) {
-        fprintf(stderr, "bench-keychain-c: %s: %s\n", statements[i], sqlite3_errmsg(k->db));
-        exit(1);
-    }
-    return k->stmt[i];
-}
-
 static double now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -94,6 +84,14 @@ static double now(void) {
 static void die(const char *what, sqlite3 *db) {
     fprintf(stderr, "bench-keychain-c: %s: %s\n", what, db ? sqlite3_errmsg(db) : "failed");
     exit(1);
+}
+
+/* Statement I, prepared on first use, as SQLiteStorage does. */
+static sqlite3_stmt *statement(struct keychain *k, int i) {
+    if (!k->stmt[i] &&
+        sqlite3_prepare_v3(k->db, statements[i], -1, SQLITE_PREPARE_PERSISTENT, &k->stmt[i], NULL) != SQLITE_OK)
+        die(statements[i], k->db);
+    return k->stmt[i];
 }
 
 static void exec(sqlite3 *db, const char *sql) {
