@@ -25,12 +25,15 @@ demo: deps
 	$$($(SWIFT) build --show-bin-path)/wattle demo
 
 # `make cli`: a `wattle` to keep on your PATH (README, "The `wattle` CLI"), in .build-cli/release
-# with `wattle-demo` beside it: the Swift runtime linked in (--static-swift-stdlib), and libstdc++
-# too (scripts/static-libstdcxx.sh: loading it as a shared library took ~0.7 ms of a one-shot GET).
+# with `wattle-demo` beside it: the Swift runtime linked in (--static-swift-stdlib), and libstdc++,
+# libsodium and SQLite too (scripts/static-libs.sh: loading them as shared libraries took ~1.2 ms
+# of a one-shot GET). STATIC_PKG_CONFIG points pkg-config at the script's .pc files (see there).
 CLI_SCRATCH := .build-cli
+STATIC_PKG_CONFIG = PKG_CONFIG_PATH="$(CURDIR)/$(1)/static-libs/pkgconfig$${PKG_CONFIG_PATH:+:$$PKG_CONFIG_PATH}"
 cli:
 	@scripts/install-packages.sh $(BUILD_PACKAGES)
-	flags="$$(SWIFT=$(SWIFT) scripts/static-libstdcxx.sh $(CLI_SCRATCH)/static-libs)"; \
+	flags="$$(SWIFT=$(SWIFT) scripts/static-libs.sh $(CLI_SCRATCH)/static-libs)"; \
+	export $(call STATIC_PKG_CONFIG,$(CLI_SCRATCH)); \
 	$(SWIFT) build -c release --scratch-path $(CLI_SCRATCH) --static-swift-stdlib $$flags --product wattle && \
 	$(SWIFT) build -c release --scratch-path $(CLI_SCRATCH) --static-swift-stdlib $$flags --product wattle-demo
 	@echo "Built $(CLI_SCRATCH)/release/wattle and $(CLI_SCRATCH)/release/wattle-demo: copy both to a folder on your PATH."
@@ -58,9 +61,10 @@ clean:
 # The wattle CLI is built in release through the Benchmarks package, so it shares that package's
 # release build of SwiftNIO and BoringSSL and leaves .build alone; BENCH_WATTLE_CLI=PATH measures
 # another binary, BENCH_BUILD_CLI=0 skips building it. It is measured a second time linked with
-# --static-swift-stdlib and libstdc++ linked in, as `make cli` builds it (its own scratch folder,
-# Benchmarks/.build-static: about 8 more minutes the first time); BENCH_WATTLE_CLI_STATIC=PATH
-# measures another binary, BENCH_STATIC_CLI=0 skips it. BENCH_ARGS=--quick tries the harness fast.
+# --static-swift-stdlib, and libstdc++, libsodium and SQLite linked in, as `make cli` builds it
+# (its own scratch folder, Benchmarks/.build-static: about 8 more minutes the first time);
+# BENCH_WATTLE_CLI_STATIC=PATH measures another binary, BENCH_STATIC_CLI=0 skips it.
+# BENCH_ARGS=--quick tries the harness fast.
 BENCH_SYSTEM_PACKAGES := nginx openssl curl pkg-config libcurl4-openssl-dev libsodium-dev libsqlite3-dev
 BENCH_C_BIN := Benchmarks/.build/c
 BENCH_CFLAGS ?= -O2 -Wall -Wextra
@@ -87,9 +91,9 @@ bench: deps
 	    || echo "The wattle CLI did not build: its row will say not measured"; \
 	fi
 	if [ "$(BENCH_STATIC_CLI)" = 1 ] && [ -z "$(BENCH_WATTLE_CLI_STATIC)" ]; then \
-	  $(SWIFT) build -c release --package-path Benchmarks --product wattle --static-swift-stdlib \
-	    --scratch-path $(BENCH_STATIC_SCRATCH) \
-	    $$(SWIFT=$(SWIFT) scripts/static-libstdcxx.sh $(BENCH_STATIC_SCRATCH)/static-libs) \
+	  flags="$$(SWIFT=$(SWIFT) scripts/static-libs.sh $(BENCH_STATIC_SCRATCH)/static-libs)"; \
+	  $(call STATIC_PKG_CONFIG,$(BENCH_STATIC_SCRATCH)) $(SWIFT) build -c release --package-path Benchmarks \
+	    --product wattle --static-swift-stdlib --scratch-path $(BENCH_STATIC_SCRATCH) $$flags \
 	    || echo "The static wattle CLI did not build: its row will say not measured"; \
 	fi
 	bin="$$($(SWIFT) build -c release --package-path Benchmarks --show-bin-path)"; \

@@ -603,8 +603,8 @@ class Bench:
         token_env = dict(os.environ, XDG_DATA_HOME=os.path.join(self.args.scratch, "xdg-token"))
         token = "bench-" + "0123456789abcdef" * 2
         # The same CLI twice: as `swift build` links it (the Swift runtime and FoundationEssentials
-        # as shared libraries) and as `make cli` links it (--static-swift-stdlib, and libstdc++
-        # linked in by scripts/static-libstdcxx.sh), as one would ship it.
+        # as shared libraries) and as `make cli` links it (--static-swift-stdlib, and libstdc++,
+        # libsodium and SQLite linked in by scripts/static-libs.sh), as one would ship it.
         builds = [("wattle", self.args.wattle_cli, "CLI one-shot GET"),
                   ("wattle, static Swift runtime", self.args.wattle_cli_static, "CLI one-shot GET (static Swift runtime)")]
         http = shutil.which("http")
@@ -695,7 +695,8 @@ class Bench:
             "the tools taking turns run by run, in an order shuffled at every turn. "
             "\"wattle\" is the CLI as `swift build -c release` links it (the Swift runtime and FoundationEssentials "
             "as shared libraries); \"static Swift runtime\" is the same code as `make cli` links it, as a CLI would be "
-            "shipped: `--static-swift-stdlib`, and libstdc++ linked in too (`scripts/static-libstdcxx.sh`). "
+            "shipped: `--static-swift-stdlib`, and libstdc++, libsodium and SQLite linked in too "
+            "(`scripts/static-libs.sh`; libcurl stays shared). "
             "\"With a stored token\" is the GET of a logged-in user: a keychain holds a token for the origin "
             "(`wattle auth set-token`), which each run opens, reads and sends; it is compared with curl sending the "
             "same `Authorization` header, the others with plain curl.", "",
