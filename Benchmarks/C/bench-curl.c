@@ -397,8 +397,8 @@ int main(int argc, char **argv) {
         char agent[96];
         snprintf(agent, sizeof agent, "User-Agent: Wattle/0.1.0 libcurl/%s", curl_version_info(CURLVERSION_NOW)->version);
         wattle_headers = curl_slist_append(wattle_headers, agent);
-        wattle_headers = curl_slist_append(wattle_headers, "Expect:");
-        wattle_headers = curl_slist_append(wattle_headers, "Accept: */*");
+        /* A GET's list has no Accept line (libcurl sends its own, the same) and no "Expect:"
+         * (Wattle turns 100-continue off for requests with a body only): EasyHandle.headerLines. */
         /* Wattle sends the codings libcurl decodes itself (CurlGlobal.acceptEncodingLine). */
         int features = curl_version_info(CURLVERSION_NOW)->features;
         char codings[96] = "Accept-Encoding: ";

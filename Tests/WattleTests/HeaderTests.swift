@@ -19,6 +19,24 @@ struct HeaderTests {
         #expect(echo.header("User-Agent")?.hasPrefix("Wattle/") == true)
     }
 
+    @Test("Accept is */* once unless given, and a request without a body sends no Expect")
+    func acceptAndExpect() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let plain = try await session.get("echo").decode(Echo.self)
+        #expect(plain.headerValues("Accept") == ["*/*"])
+        #expect(plain.headerValues("Expect").isEmpty)
+        let own = try await session.send(Request("echo", headers: ["Accept": "application/json"])).decode(Echo.self)
+        #expect(own.headerValues("Accept") == ["application/json"])
+        let empty = try await session.send(Request("echo", method: .post)).decode(Echo.self)
+        #expect(empty.headerValues("Accept") == ["*/*"] && empty.headerValues("Expect").isEmpty)
+        // A large body is where libcurl would ask for 100-continue; the list turns it off.
+        let large = try await session.send(Request("echo", method: .put, body: .data(Data(count: 2 << 20))))
+            .decode(Echo.self)
+        #expect(large.bodyLength == 2 << 20 && large.headerValues("Expect").isEmpty)
+        #expect(large.headerValues("Accept") == ["*/*"])
+    }
+
     @Test("Accept-Encoding names the codings libcurl decodes, once, unless a request names its own")
     func acceptEncoding() async throws {
         let server = try await TestServer.shared()

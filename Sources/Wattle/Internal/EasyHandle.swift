@@ -116,19 +116,22 @@ final class EasyHandle {
         return list
     }
 
-    /// The header list's lines. Wattle's own follow the caller's: `Expect:` off (no 100-continue
-    /// round trip), `Accept: */*` and the codings libcurl decodes (``CurlGlobal/acceptEncodingLine``)
-    /// unless given, and no curl-made `Content-Type` for bodies.
+    /// The header list's lines. Wattle's own follow the caller's: the codings libcurl decodes
+    /// (``CurlGlobal/acceptEncodingLine``) unless given, and for a body `Expect:` off (no
+    /// 100-continue round trip) and no curl-made `Content-Type`.
+    ///
+    /// `Accept: */*` is not in the list: libcurl sends that same line itself when the list names
+    /// no `Accept`. Each line of the list costs libcurl a pass of its checks for the headers it
+    /// handles itself on every request, and only a request with a body can get an `Expect`.
     static func headerLines(for headers: HTTPHeaders, hasBody: Bool) -> [String] {
         var lines: [String] = []
-        lines.reserveCapacity(headers.count + 4)
+        lines.reserveCapacity(headers.count + 3)
         for field in headers {
             // "Name;" is libcurl's way to send a header with an empty value.
             lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
-        if !headers.contains("Expect") { lines.append("Expect:") }
-        if !headers.contains("Accept") { lines.append("Accept: */*") }
         if let line = CurlGlobal.acceptEncodingLine, !headers.contains("Accept-Encoding") { lines.append(line) }
+        if hasBody, !headers.contains("Expect") { lines.append("Expect:") }
         if hasBody, !headers.contains("Content-Type") { lines.append("Content-Type:") }
         return lines
     }
