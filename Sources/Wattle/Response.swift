@@ -19,7 +19,20 @@ public struct Response: Sendable, CustomStringConvertible {
     /// The HTTP status code, or 0 when no response was received.
     public var statusCode: Int
     /// The response headers (of the final response, after redirects).
-    public var headers: HTTPHeaders
+    ///
+    /// A response from the network keeps its header section as received and makes the fields
+    /// when this is first read, so a response nobody asks for headers costs no parsing.
+    public var headers: HTTPHeaders {
+        get {
+            switch headerStorage {
+            case .fields(let headers): headers
+            case .section(let section): section.headers
+            }
+        }
+        set { headerStorage = .fields(newValue) }
+    }
+    /// The fields, or a header section parsed when first read.
+    private var headerStorage: HeaderStorage
     /// The body, after content decoding (empty for downloads, whose body is in ``fileURL``).
     public var data: Data
     /// The URL of the final response, after redirects.
@@ -45,13 +58,33 @@ public struct Response: Sendable, CustomStringConvertible {
         metrics: ResponseMetrics = ResponseMetrics()
     ) {
         self.statusCode = statusCode
-        self.headers = headers
+        headerStorage = .fields(headers)
         self.data = data
         self.url = url
         self.method = method
         self.fileURL = fileURL
         self.error = error
         self.metrics = metrics
+    }
+
+    /// A response whose headers are parsed from `headerSection` when first read.
+    init(
+        statusCode: Int, headerSection: HeaderSection, data: Data, url: URL, method: HTTPMethod, fileURL: URL?,
+        metrics: ResponseMetrics
+    ) {
+        self.init(statusCode: statusCode, data: data, url: url, method: method, fileURL: fileURL, metrics: metrics)
+        headerStorage = .section(headerSection)
+    }
+
+    /// The header section the headers are read from, when they have not been replaced.
+    var headerSection: HeaderSection? {
+        if case .section(let section) = headerStorage { section } else { nil }
+    }
+
+    /// Where ``headers`` come from.
+    private enum HeaderStorage: Sendable {
+        case fields(HTTPHeaders)
+        case section(HeaderSection)
     }
 
     /// Whether the status is in `200..<300` and there is no error.

@@ -339,7 +339,7 @@ final class CurlTransfer: @unchecked Sendable {
         {
             bodyIsEncoded = true
         }
-        // Kept as bytes; parsed once, when the transfer finishes.
+        // Kept as bytes; parsed when the response's headers are first read (`HeaderSection`).
         rawHeaders.append(contentsOf: bytes)
         return true
     }

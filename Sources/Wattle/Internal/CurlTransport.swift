@@ -35,7 +35,7 @@ final class CurlTransport: Transport {
             throw .transport(code: -1, message: "\(error)")
         }
         return Response(
-            statusCode: completed.statusCode, headers: HeaderLineParser.fields(completed.rawHeaders), data: completed.body,
+            statusCode: completed.statusCode, headerSection: HeaderSection(completed.rawHeaders), data: completed.body,
             url: request.url, method: request.method, fileURL: completed.fileURL, metrics: completed.metrics)
     }
 }
