@@ -15,7 +15,7 @@ public import Foundation
 ///
 /// In the completion-handler forms a failed request still delivers a `Response`, with
 /// ``error`` set (and ``statusCode`` 0 when the server never answered).
-public struct Response: Sendable, CustomStringConvertible {
+public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
     /// The HTTP status code, or 0 when no response was received.
     public var statusCode: Int
     /// The response headers (of the final response, after redirects).
@@ -65,6 +65,19 @@ public struct Response: Sendable, CustomStringConvertible {
         self.fileURL = fileURL
         self.error = error
         self.metrics = metrics
+    }
+
+    /// The response's fields, as `dump` and the debugger show them: ``headers`` as fields with
+    /// credentials redacted (``HTTPHeaders/customMirror``), and the body's size, not its bytes
+    /// (a body may carry a token), as ``description`` does; ``string`` shows the body.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "statusCode": statusCode, "headers": headers, "data": "\(data.count) bytes", "url": url,
+                "method": method, "fileURL": fileURL as Any, "error": error as Any, "metrics": metrics,
+            ],
+            displayStyle: .struct)
     }
 
     /// A response whose headers are parsed from `headerSection` when first read.

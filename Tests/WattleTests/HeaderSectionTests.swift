@@ -42,6 +42,26 @@ struct HeaderSectionTests {
         #expect(original.headers.count == 4 && original.headerSection != nil)
     }
 
+    @Test("dump shows the headers as fields with credentials redacted, never the section's bytes")
+    func dumped() {
+        let secret = "session=s3cr3t-cookie-value"
+        let block = Array("Set-Cookie: \(secret)\r\nX-Trace: abc\r\n\r\n".utf8)
+        let response = response(HeaderSection(block))
+        var text = ""
+        dump(response, to: &text)
+        #expect(!text.contains("s3cr3t") && !text.contains("HeaderSection"))
+        #expect(text.contains("Set-Cookie: <redacted>") && text.contains("X-Trace: abc"))
+        #expect(text.contains("statusCode: 200") && text.contains("https://api.test/") && text.contains("2 bytes"))
+        var stubbed = ""
+        let token = Data(#"{"access_token":"t0ken-xyz"}"#.utf8)
+        let stub = Response(statusCode: 200, headers: ["Authorization": "Bearer t0ken-xyz"], data: token,
+                            url: URL(string: "https://a.test/")!)
+        dump(stub, to: &stubbed)
+        #expect(stubbed.contains("Authorization: <redacted>") && stubbed.contains("\(token.count) bytes"))
+        // Neither the header's value nor the body's bytes (as text or as numbers).
+        #expect(!stubbed.contains("t0ken-xyz") && !stubbed.contains("116"))
+    }
+
     @Test("first reads racing on one shared response all see the same fields (500 sections, 8 readers each)")
     func concurrentFirstReads() async {
         let expected = HeaderLineParser.fields(Self.block)
