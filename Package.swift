@@ -90,6 +90,11 @@ let package = Package(
             path: "Samples/ExampleClient",
             swiftSettings: strictSettings
         ),
+        // The CLI's arguments, kept from glibc's call to constructors (see its header).
+        .target(
+            name: "CArguments",
+            path: "Samples/CArguments"
+        ),
         .target(
             name: "WattleCLIKit",
             dependencies: ["Wattle"],
@@ -105,6 +110,7 @@ let package = Package(
                 "WattleKeychain",
                 "WattleCLIKit",
                 "CCurl",
+                "CArguments",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -143,7 +149,8 @@ let package = Package(
         .testTarget(
             name: "WattleCLITests",
             dependencies: [
-                "wattle", "wattle-demo", "WattleCLIKit", "Wattle", "WattleKeychain", "WattleDemoServer", "TestProxies",
+                "wattle", "wattle-demo", "WattleCLIKit", "CArguments", "Wattle", "WattleKeychain", "WattleDemoServer",
+                "TestProxies",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: strictSettings

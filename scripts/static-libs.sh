@@ -3,7 +3,7 @@
 #
 # Prepares DIR so that a `--static-swift-stdlib` build (`make cli`, `make bench`'s static CLI)
 # links in the C libraries it would otherwise load at every start, and prints the swift build
-# flag that puts DIR first on the linker's search path:
+# flags that put DIR first on the linker's search path and pick the linker:
 # - libstdc++: the Swift runtime's link flags ask for `-lstdc++`, which otherwise finds the
 #   shared library in GCC's folder. Loading libstdc++.so (and binding its symbols) was ~0.7 ms
 #   of a ~9 ms one-shot `wattle GET` (see Benchmarks/ANALYSIS.md).
@@ -15,6 +15,11 @@
 # libcurl stays shared: its archive needs archives of its own dependencies (Kerberos, LDAP) that
 # Debian does not ship. A library whose archive is not found stays shared, with a message.
 # Linked in, a library's security updates reach the program only when it is built again.
+# - The linker: the toolchain's lld, with `-z pack-relative-relocs` (DT_RELR, which glibc reads
+#   since 2.36), through DIR/toolset.json. The Swift runtime linked in needs ~41,600 relative
+#   relocations; as RELA entries they were 1 MB that the loader read at every start, as RELR
+#   8 KB (gold, the default, cannot write RELR). Without lld or with an older glibc, the default
+#   linker is kept, with a message.
 # SWIFT names the swift driver, as in the Makefile (default: swift on PATH).
 set -euo pipefail
 dir=${1:?usage: $0 DIR}
@@ -60,4 +65,19 @@ link_archive() {
 link_archive sqlite3 libsqlite3
 link_archive libsodium libsodium
 
-echo "-Xswiftc -L$dir"
+# glibc's version as "2.36" (getconf prints "glibc 2.36"); empty when it is not glibc.
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '$1 == "glibc" { print $2 }' || true)
+lld="$(dirname "$clang")/ld.lld"
+rm -f "$dir/toolset.json"
+toolset=
+if [ ! -x "$lld" ]; then
+    echo "static-libs: the toolchain has no ld.lld; the default linker stays (relocations as RELA)" >&2
+elif [ -z "$glibc" ] || [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -n 1)" != 2.36 ]; then
+    echo "static-libs: glibc ${glibc:-not found} reads no RELR relocations (2.36 does); the default linker stays" >&2
+else
+    printf '{"schemaVersion": "1.0", "linker": {"path": "%s", "extraCLIOptions": ["-z", "pack-relative-relocs"]}}\n' \
+        "$lld" > "$dir/toolset.json"
+    toolset=" --toolset $dir/toolset.json"
+fi
+
+echo "-Xswiftc -L$dir$toolset"
