@@ -34,7 +34,8 @@ dir=$(cd "$dir" && pwd)
 
 # Ask the toolchain's own clang (it links the Swift program) where GCC's archive is; cc else.
 swift_path=$(command -v "${SWIFT:-swift}" || true)
-clang="$(dirname "$(readlink -f "${swift_path:-/nonexistent}")")/clang"
+toolchain_bin=$(dirname "$(readlink -f "${swift_path:-/nonexistent}")")
+clang="$toolchain_bin/clang"
 [ -x "$clang" ] || clang=cc
 archive=$("$clang" -print-file-name=libstdc++.a 2>/dev/null || true)
 if [ -z "$archive" ] || [ "$archive" = libstdc++.a ] || [ ! -f "$archive" ]; then
@@ -67,11 +68,17 @@ link_archive libsodium libsodium
 
 # glibc's version as "2.36" (getconf prints "glibc 2.36"); empty when it is not glibc.
 glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null | awk '$1 == "glibc" { print $2 }' || true)
-lld="$(dirname "$clang")/ld.lld"
+lld="$toolchain_bin/ld.lld"
+# lld's major version: `-z pack-relative-relocs` is there since 15.
+lld_major=$("$lld" --version 2>/dev/null | sed -n 's/^LLD \([0-9][0-9]*\)\..*/\1/p' | head -n 1 || true)
 rm -f "$dir/toolset.json"
 toolset=
-if [ ! -x "$lld" ]; then
+if [ ! -x "$lld" ] || [ -z "$lld_major" ]; then
     echo "static-libs: the toolchain has no ld.lld; the default linker stays (relocations as RELA)" >&2
+elif [ "$lld_major" -lt 15 ]; then
+    echo "static-libs: ld.lld $lld_major writes no RELR relocations (15 does); the default linker stays" >&2
+elif [[ "$lld" == *[\"\\]* ]]; then
+    echo "static-libs: $lld has a quote or backslash in its path; the default linker stays" >&2
 elif [ -z "$glibc" ] || [ "$(printf '%s\n2.36\n' "$glibc" | sort -V | head -n 1)" != 2.36 ]; then
     echo "static-libs: glibc ${glibc:-not found} reads no RELR relocations (2.36 does); the default linker stays" >&2
 else

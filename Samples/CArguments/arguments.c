@@ -3,12 +3,18 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/// `argc` as glibc passed it to `wattle_keep_arguments`; 0 until then (or with another C library).
 static int savedCount;
+/// `argv` as glibc passed it (the process's own vector, which lives as long as the process).
 static char **savedVector;
+/// What `wattle_arguments` returns when nothing was kept: no arguments, NULL-terminated.
 static char *emptyVector[] = { NULL };
 
-/// glibc calls every function of `.init_array` with `(argc, argv, envp)`, before `main` and
-/// before the constructors of priority above 101 (priorities up to 100 are the C library's).
+#if defined(__GLIBC__)
+/// glibc calls every function of an object's `.init_array` with `(argc, argv, envp)`, before
+/// `main`; priority 101 (up to 100 are reserved for the implementation) runs it before this
+/// program's other constructors, the statically linked Swift runtime's among them. Other C
+/// libraries may pass nothing (musl does), so the constructor exists only with glibc.
 __attribute__((constructor(101)))
 static void wattle_keep_arguments(int argc, char **argv, char **envp) {
     (void)envp;
@@ -17,6 +23,7 @@ static void wattle_keep_arguments(int argc, char **argv, char **envp) {
         savedVector = argv;
     }
 }
+#endif
 
 char *_Nullable const *_Nonnull wattle_arguments(int *_Nonnull count) {
     if (savedVector == NULL) {

@@ -1,8 +1,10 @@
+#if canImport(Glibc)
 import CArguments
 import Testing
 
 /// `CArguments`, which answers `CommandLine.arguments` in the static CLI (its header says why):
-/// the vector it kept from glibc's constructor call is the process's own.
+/// the vector it kept from glibc's constructor call is the process's own (with glibc only: other C
+/// libraries may call constructors with no arguments, and nothing is kept).
 @Suite("The CLI's argument vector, kept from the constructor call")
 struct ArgumentsTests {
     /// In this process (shared runtime) `CommandLine.arguments` comes from the runtime's own
@@ -17,3 +19,4 @@ struct ArgumentsTests {
         #expect(vector[Int(count)] == nil)
     }
 }
+#endif
