@@ -629,8 +629,9 @@ class Bench:
                 token_rows.append((f"{label}, with a stored token", goal.replace("GET", "GET with a stored token", 1)))
             else:
                 self.log(f"  {label}: `wattle auth set-token` exited {kept.returncode}: {kept.stderr[-300:]!r}")
+        httpie_label = "httpie (http)"
         if http:
-            commands.append(("httpie (http)", [http, "--ignore-stdin", "GET", url], env))
+            commands.append((httpie_label, [http, "--ignore-stdin", "GET", url], env))
         # 60 runs a repetition (20 until session 20): with 20, the two curl rows, which do the
         # same work, differed by up to 7% in one run, as much as the margins being measured.
         # httpie, ~40x slower and far from its goal, runs 10 times a repetition.
@@ -657,7 +658,7 @@ class Bench:
             errors = {}
             for _ in range(runs):
                 for label, argv, environment in shuffler.sample(commands, len(commands)):
-                    if label in errors or (label == "httpie (http)" and len(walls[label]) >= httpie_runs):
+                    if label in errors or (label == httpie_label and len(walls[label]) >= httpie_runs):
                         continue
                     wall, code = once(argv, environment)
                     if code != 0:
@@ -690,7 +691,7 @@ class Bench:
             w = metric(results[label], lambda r: r["wall"])
             self.goals.at_most(f"{goal}: wall time vs curl", ratio(w, ref), 1.5)
             if http:
-                self.goals.at_most(f"{goal}: wall time vs httpie", ratio(w, metric(results["httpie (http)"], lambda r: r["wall"])), 0.999)
+                self.goals.at_most(f"{goal}: wall time vs httpie", ratio(w, metric(results[httpie_label], lambda r: r["wall"])), 0.999)
         for label, goal in token_rows:
             w = metric(results[label], lambda r: r["wall"])
             self.goals.at_most(f"{goal}: wall time vs curl sending the token", ratio(w, token_ref), 1.5)
