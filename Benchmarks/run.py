@@ -33,6 +33,10 @@ ROOT = os.path.dirname(HERE)
 
 REPS = 3  # at least 3 everywhere
 HTTP_REPS = 5  # the short networking runs are noisier: 5, still interleaved
+# The keychain's read/upsert runs: a durable upsert is mostly one fsync, whose latency moves in
+# phases of seconds on this VM (the same C program's p50 went from 134 to 188 µs between runs a
+# second apart), so a median of 3 let one row swing by 20%. A run takes under a second: 9.
+KEYCHAIN_REPS = 9
 # The Wattle row measured with its requests run on the network thread
 # (Session.withNetworkThreadExecutor), beside the default row.
 EXECUTOR = "Wattle, network-thread executor"
@@ -306,9 +310,20 @@ def fmt_ratio(r):
 class Goals:
     def __init__(self):
         self.rows = []
+        # Names of the missed goals that the reference of their row missed as well (see at_least).
+        self.beyond_limit = []
 
-    def at_least(self, name, value, target, unit="x"):
+    def at_least(self, name, value, target, unit="x", limit=None, limit_name=None):
+        """A goal of at least `target`. For a ratio to another client (URLSession,
+        AsyncHTTPClient), `limit` is the same ratio for the practical limit (`limit_name`: raw
+        libcurl) measured in the same run: when the limit itself falls short, a miss says so,
+        since meeting the goal would then take beating the limit."""
         self._add(name, value, target, value is not None and value >= target, ">=", unit)
+        if limit is None or value is None or value >= target or limit >= target:
+            return
+        name_, shown, goal, result, by = self.rows[-1]
+        self.rows[-1] = (name_, shown, goal, result, f"{by}; {limit_name} itself: {limit:.2f}x")
+        self.beyond_limit.append(name)
 
     def at_most(self, name, value, target, unit="x"):
         self._add(name, value, target, value is not None and value <= target, "<=", unit)
@@ -439,10 +454,10 @@ class Bench:
             w_rps, w_cpu = out[label]
             self.goals.at_least(f"{name}: throughput vs raw libcurl{suffix}", ratio(w_rps, c_rps), 0.9)
             self.goals.at_most(f"{name}: CPU per request vs raw libcurl{suffix}", ratio(w_cpu, c_cpu), 1.3)
-            if urlsession and "URLSession" in out:
-                self.goals.at_least(f"{name}: throughput vs URLSession{suffix}", ratio(w_rps, out["URLSession"][0]), 5)
-            if ahc:
-                self.goals.at_least(f"{name}: throughput vs AsyncHTTPClient{suffix}", ratio(w_rps, out["AsyncHTTPClient"][0]), 2)
+            for other, wanted, target in (("URLSession", urlsession, 5), ("AsyncHTTPClient", ahc, 2)):
+                if wanted and other in out:
+                    self.goals.at_least(f"{name}: throughput vs {other}{suffix}", ratio(w_rps, out[other][0]), target,
+                                        limit=ratio(c_rps, out[other][0]), limit_name="raw libcurl")
 
     def run_http(self):
         seq_n = self.n(20000, 3000)
@@ -742,7 +757,7 @@ class Bench:
                     tools = [(label, [program, "rw", os.path.join(root, f"{label[0]}{size}"), str(size), str(reads), str(ups)])
                              for label, program in (("WattleKeychain", swift), ("C limit", c))]
                     self.log(f"  read/upsert on {where}")
-                    results = interleaved(tools, log=self.log)
+                    results = interleaved(tools, reps=KEYCHAIN_REPS, log=self.log)
                     self.raw[f"keychain_{size}_{where}"] = results
                     w, ref = results["WattleKeychain"], results["C limit"]
                     cols = {}
@@ -848,7 +863,8 @@ class Bench:
             f"- Swift: {first_line(['swift', '--version'])}; benchmark programs built with `-c release`; C with `cc -O2`",
             f"- Wattle git revision: {first_line(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'])}"
             + (" (with uncommitted changes)" if first_line(['git', '-C', ROOT, 'status', '--porcelain', '--untracked-files=no']) not in ("", "unknown") else ""),
-            f"- Repetitions: {HTTP_REPS} for each request and download measurement, {REPS} for the others, "
+            f"- Repetitions: {HTTP_REPS} for each request and download measurement, {KEYCHAIN_REPS} for the "
+            f"keychain's reads and upserts, {REPS} for the others, "
             "interleaved (A, B, C, A, B, C, ...)" + (" — QUICK MODE (reduced counts)" if self.quick else ""),
         ]
 
@@ -864,7 +880,7 @@ class Bench:
             f"- Whole run: {elapsed / 60:.1f} minutes of measurement", "",
             "## How to read this", "",
             "Every figure comes from this one run on this machine, with all clients measured side by side against "
-            "the same nginx. Each measurement was repeated 3 or 5 times, interleaved, and is shown as min / **median** / "
+            "the same nginx. Each measurement was repeated 3 to 9 times, interleaved, and is shown as min / **median** / "
             "max; ratios compare medians, and are to the reference of the row (raw libcurl in C for networking, a C "
             "program doing the same SQLite and libsodium work for the keychain, curl for the command line). For "
             "throughput higher is better; for CPU, memory and latency lower is better. CPU is the client process's "
@@ -873,9 +889,14 @@ class Bench:
             "ratios. A benchmark is not a test: a missed goal is reported here and never fails CI; differences of a "
             "few percent between runs are noise.", "",
             f"## Goals ({passed} met, {missed} missed, {len(goals) - passed - missed} not measured)", "",
-            "| goal | Wattle | target | result | by how much |",
-            "| --- | --- | --- | --- | --- |",
         ]
+        if self.goals.beyond_limit:
+            lines += [
+                f"{len(self.goals.beyond_limit)} of the misses are goals against another client that raw libcurl, the "
+                "practical limit, missed as well in this run (its own ratio is in the last column): on this machine "
+                "they ask Wattle to be faster than libcurl driven from C with nothing above it. The issue set those "
+                "goals from a measurement where raw libcurl ran about 8x URLSession and 3x AsyncHTTPClient.", ""]
+        lines += ["| goal | Wattle | target | result | by how much |", "| --- | --- | --- | --- | --- |"]
         lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in goals]
         lines.append("")
         analysis = os.path.join(HERE, "ANALYSIS.md")
