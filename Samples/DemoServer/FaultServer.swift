@@ -18,6 +18,9 @@ import NIOPosix
 /// | `/huge-header` | a 1 MB header line |
 /// | `/many-headers` | 10,000 header fields |
 /// | `/invalid-utf8` | invalid UTF-8 in a header value and in the body (a valid response) |
+/// | `/huge-length-404` | a 404 announcing 9,000,000,000,000,000,000 bytes, with one, then FIN |
+/// | `/big-error-500` | a 500 with a 3 MB body (`?chunked`: chunked, no length) |
+/// | `/large-head` | a 200 head announcing 200 MB and no body (for HEAD requests) |
 /// | `/ok` | a small valid response |
 public final class FaultServer: Sendable {
     private let channel: any Channel
@@ -68,7 +71,8 @@ final class FaultHandler: ChannelInboundHandler {
         let head = String(decoding: received[..<end], as: UTF8.self)
         let target = head.split(separator: " ").dropFirst().first.map(String.init) ?? "/"
         let path = target.split(separator: "?").first.map(String.init) ?? target
-        respond(path: path, context: context)
+        let query = target.split(separator: "?", maxSplits: 1).dropFirst().first.map(String.init) ?? ""
+        respond(path: path, query: query, context: context)
     }
 
     private func headEnd() -> Int? {
@@ -107,7 +111,7 @@ final class FaultHandler: ChannelInboundHandler {
         }
     }
 
-    private func respond(path: String, context: ChannelHandlerContext) {
+    private func respond(path: String, query: String, context: ChannelHandlerContext) {
         switch path {
         case "/reset-before-headers":
             reset(context)
@@ -145,6 +149,24 @@ final class FaultHandler: ChannelInboundHandler {
             var bytes = Array("HTTP/1.1 200 OK\r\nX-Bad: ".utf8) + [0xFF, 0xFE, 0xC3] + Array("\r\nContent-Length: 4\r\n\r\n".utf8)
             bytes += [0xFF, 0xC0, 0x80, 0x41]
             closeAfter(write(bytes, context: context), context: context)
+        case "/huge-length-404":
+            closeAfter(write("HTTP/1.1 404 Not Found\r\nContent-Length: 9000000000000000000\r\n\r\nx", context: context), context: context)
+        case "/big-error-500":
+            let body = [UInt8](repeating: UInt8(ascii: "e"), count: 3_000_000)
+            var bytes: [UInt8]
+            if query.contains("chunked") {
+                bytes = Array("HTTP/1.1 500 Internal Server Error\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+                for start in stride(from: 0, to: body.count, by: 65_536) {
+                    let chunk = body[start..<min(start + 65_536, body.count)]
+                    bytes += Array("\(String(chunk.count, radix: 16))\r\n".utf8) + chunk + Array("\r\n".utf8)
+                }
+                bytes += Array("0\r\n\r\n".utf8)
+            } else {
+                bytes = Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
+            }
+            closeAfter(write(bytes, context: context), context: context)
+        case "/large-head":
+            _ = write("HTTP/1.1 200 OK\r\nContent-Length: 200000000\r\nContent-Type: application/octet-stream\r\n\r\n", context: context)
         default:
             closeAfter(write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", context: context), context: context)
         }

@@ -34,10 +34,14 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     }
 
     /// Reads an OAuth 2 token response (RFC 6749 section 5.1): `access_token`,
-    /// `refresh_token`, `expires_in` (seconds) and `token_type`.
+    /// `refresh_token`, `expires_in` (seconds) and `token_type`, in JSON, or form-encoded when
+    /// the response says `application/x-www-form-urlencoded` (as some servers answer, GitHub's
+    /// among them, unless asked for JSON).
     ///
     /// - Parameter previous: the token being refreshed; its refresh token is kept when the
     ///   response carries none.
+    /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the body has no
+    ///   access token; the body's prefix in it has credential-looking values redacted.
     public init(oauthResponse response: Response, previous: AuthToken? = nil) throws(WattleError) {
         struct Body: Decodable {
             var access_token: String
@@ -45,7 +49,21 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             var expires_in: Double?
             var token_type: String?
         }
-        let body = try response.decode(Body.self)
+        let body: Body
+        let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
+        if contentType.hasPrefix("application/x-www-form-urlencoded") {
+            let fields = FormDecoding.fields(response.data)
+            guard let access = fields["access_token"], !access.isEmpty else {
+                throw .decoding(
+                    type: "AuthToken", underlying: "the form-encoded response has no access_token",
+                    bodyPrefix: Redaction.bodyPrefix(response.data))
+            }
+            body = Body(
+                access_token: access, refresh_token: fields["refresh_token"].flatMap { $0.isEmpty ? nil : $0 },
+                expires_in: fields["expires_in"].flatMap(Double.init), token_type: fields["token_type"])
+        } else {
+            body = try response.decode(Body.self)
+        }
         self.init(
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
             expiresAt: body.expires_in.map { Date(timeIntervalSinceNow: $0) },

@@ -59,7 +59,9 @@ public struct Configuration: Sendable {
     /// The proxy. Default ``Proxy/environment``.
     public var proxy = Proxy.environment
     /// Header names, besides `Authorization`, `Cookie` and `Proxy-Authorization`, that carry
-    /// credentials: dropped when a redirect changes origin, redacted in logs.
+    /// credentials: dropped when a redirect changes origin, redacted in the session's logs.
+    /// Names match in any case (`"X-Goog-Api-Key"` covers `x-goog-api-key`). `description` and
+    /// `dump` of ``HTTPHeaders``, which know no configuration, redact the built-in names only.
     public var sensitiveHeaders: Set<String> = ["x-api-key", "x-auth-token", "x-access-token", "api-key"]
     /// Fixed host-to-address mappings, like curl's `--resolve`: requests to `host:port` connect
     /// to `address` without DNS, while TLS still checks the certificate against `host`.
@@ -161,7 +163,7 @@ public struct Configuration: Sendable {
 
     /// Whether a header name carries a credential under this configuration.
     func isSensitiveHeader(_ name: String) -> Bool {
-        Redaction.isSensitiveHeader(name) || sensitiveHeaders.contains(name.lowercased())
+        Redaction.isSensitiveHeader(name) || sensitiveHeaders.contains { $0.caseInsensitiveEquals(name) }
     }
 }
 

@@ -97,8 +97,17 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     public var description: String { redactedLines.joined(separator: "\n") }
 
     /// Each field as `Name: value`, with the values of credential-bearing fields redacted.
-    private var redactedLines: [String] {
-        fields.map { "\($0.name): \(Redaction.isSensitiveHeader($0.name) ? "<redacted>" : $0.value)" }
+    private var redactedLines: [String] { redactedLines(isSensitive: Redaction.isSensitiveHeader) }
+
+    /// Each field as `Name: value`, with the values of the fields `isSensitive` names redacted.
+    private func redactedLines(isSensitive: (String) -> Bool) -> [String] {
+        fields.map { "\($0.name): \(isSensitive($0.name) ? "<redacted>" : $0.value)" }
+    }
+
+    /// The fields one per line, with the values redacted of the built-in credential headers and
+    /// of the configuration's ``Configuration/sensitiveHeaders``: for the session's logs.
+    func redactedDescription(for configuration: Configuration) -> String {
+        redactedLines(isSensitive: configuration.isSensitiveHeader).joined(separator: "\n")
     }
 
     /// Checks every name and value, throwing ``WattleError/invalidHeader(name:reason:)`` for the first bad one.

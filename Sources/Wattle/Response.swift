@@ -68,13 +68,15 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
     }
 
     /// The response's fields, as `dump` and the debugger show them: ``headers`` as fields with
-    /// credentials redacted (``HTTPHeaders/customMirror``), and the body's size, not its bytes
-    /// (a body may carry a token), as ``description`` does; ``string`` shows the body.
+    /// credentials redacted (``HTTPHeaders/customMirror``), the URL without user-info and with
+    /// credential-looking query values redacted, and the body's size, not its bytes (a body may
+    /// carry a token), as ``description`` does; ``string`` shows the body.
     public var customMirror: Mirror {
         Mirror(
             self,
             children: [
-                "statusCode": statusCode, "headers": headers, "data": "\(data.count) bytes", "url": url,
+                "statusCode": statusCode, "headers": headers, "data": "\(data.count) bytes",
+                "url": Redaction.url(url.absoluteString),
                 "method": method, "fileURL": fileURL as Any, "error": error as Any, "metrics": metrics,
             ],
             displayStyle: .struct)

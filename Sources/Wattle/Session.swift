@@ -158,6 +158,9 @@ public final class Session: Sendable {
         do {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
+            // With no way to refresh, the server's answer is the error, body and all (a CLI
+            // exits 4 for it, as for any 4xx).
+            guard authenticator.refresh != nil else { throw .httpStatus(response) }
             let (fresh, _) = try await auth.refresh(after: version)
             guard let fresh else {
                 throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")
@@ -200,7 +203,13 @@ public final class Session: Sendable {
             response.metrics.redirectCount = hops
             log(current, outcome: "\(response.statusCode) (\(response.metrics.bytesReceived) bytes)", start: start)
             if configuration.logger.logLevel <= .trace {
-                configuration.logger.trace("request headers:\n\(current.headers)\nresponse headers:\n\(response.headers)")
+                configuration.logger.trace(
+                    """
+                    request headers:
+                    \(current.headers.redactedDescription(for: configuration))
+                    response headers:
+                    \(response.headers.redactedDescription(for: configuration))
+                    """)
             }
             guard (200..<300).contains(response.statusCode) else { throw .httpStatus(response) }
             return response
@@ -241,7 +250,7 @@ public final class Session: Sendable {
         let hasBody = !request.body.isNone || request.method == .post
         var prepared = TransportRequest(
             method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,
-            timeouts: timeouts, maximumResponseSize: download == nil ? configuration.maximumResponseSize : nil,
+            timeouts: timeouts, maximumResponseSize: configuration.maximumResponseSize,
             trust: configuration.trust, download: download)
         prepared.maximumHeaderSize = configuration.maximumHeaderSize
         if let file = request.body.file {

@@ -63,7 +63,9 @@ public struct TransportRequest: Sendable {
         get { storage.fields.timeouts }
         set { uniqueStorage().fields.timeouts = newValue }
     }
-    /// The largest body kept in memory, or `nil` for no limit.
+    /// The largest body kept in memory, or `nil` for no limit. A download's body goes to its
+    /// file whatever its size; this limits the body of a download's error response, which is
+    /// kept in memory.
     public var maximumResponseSize: Int? {
         get { storage.fields.maximumResponseSize }
         set { uniqueStorage().fields.maximumResponseSize = newValue }
@@ -208,10 +210,22 @@ public struct TransportRequest: Sendable {
 }
 
 extension TransportRequest: CustomReflectable {
-    /// The request's fields, as `print` and `dump` show them (headers with credentials
-    /// redacted, see ``HTTPHeaders/customMirror``).
+    /// The request's fields, as `print` and `dump` show them, with what may carry a credential
+    /// left out as ``Response`` does: the URL without user-info and with credential-looking
+    /// query values redacted, headers with credentials redacted (``HTTPHeaders/customMirror``),
+    /// and the body's size, not its bytes (a login body carries a password).
     public var customMirror: Mirror {
-        Mirror(self, children: Mirror(reflecting: storage.fields).children, displayStyle: .struct)
+        let fields = storage.fields
+        return Mirror(
+            self,
+            children: [
+                "method": fields.method, "url": Redaction.url(fields.url.absoluteString), "headers": fields.headers,
+                "body": fields.body.map { "\($0.count) bytes" } as Any, "bodyFile": fields.bodyFile as Any,
+                "timeouts": fields.timeouts, "maximumResponseSize": fields.maximumResponseSize as Any,
+                "maximumHeaderSize": fields.maximumHeaderSize, "trust": fields.trust,
+                "download": fields.download as Any,
+            ],
+            displayStyle: .struct)
     }
 }
 

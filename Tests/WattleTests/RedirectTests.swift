@@ -73,6 +73,22 @@ struct RedirectTests {
         #expect(echo.header("X-Trace") == "t")
     }
 
+    @Test("a configured sensitive header is dropped across origins whatever the case it is named in")
+    func configuredSensitiveHeaderAnyCase() async throws {
+        let server = try await TestServer.shared()
+        let other = try await TestServer.other()
+        let session = makeSession(server) { $0.sensitiveHeaders.insert("X-Goog-Api-Key") }
+        for sent in ["X-Goog-Api-Key", "x-goog-api-key", "X-GOOG-API-KEY"] {
+            let echo = try await session.send(
+                Request("redirect/302", query: ["to": other.url("echo").absoluteString], headers: [sent: "k3y"])
+            ).decode(Echo.self)
+            #expect(echo.header("X-Goog-Api-Key") == nil, "\(sent) went to the other origin")
+            // The same header stays on a same-origin hop.
+            let same = try await session.send(Request("redirect/307", headers: [sent: "k3y"])).decode(Echo.self)
+            #expect(same.header("X-Goog-Api-Key") == "k3y")
+        }
+    }
+
     @Test("credentials are kept on a same-origin redirect")
     func credentialsKeptOnSameOrigin() async throws {
         let server = try await TestServer.shared()

@@ -173,8 +173,12 @@ final class CurlTransfer: @unchecked Sendable {
             "CONNECTTIMEOUT_MS")
         let total = request.timeouts.total.map { max(1, Self.milliseconds($0)) } ?? 0
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, total), "TIMEOUT_MS")
-        let limit = request.download == nil ? request.maximumResponseSize ?? 0 : 0
-        check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(limit)), "MAXFILESIZE")
+        // curl's own check fails a transfer as soon as the headers announce a longer body. Not
+        // for a download (whose 2xx body goes to the file, and whose other bodies are checked
+        // in `receiveBody`), and not for HEAD: libcurl 7.88 checks the announced length of a
+        // response that has no body too, which would fail the usual way to learn a file's size.
+        let curlLimit = request.download == nil && request.method != .head ? request.maximumResponseSize ?? 0 : 0
+        check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(curlLimit)), "MAXFILESIZE")
         // A download to a file reads the socket in 512 KiB pieces instead of curl's 16 KiB: a
         // 32nd of the `recv`s, write callbacks and `write`s for the same bytes (see
         // Benchmarks/ANALYSIS.md). curl refuses a new size while the handle holds its receive
@@ -423,7 +427,17 @@ final class CurlTransfer: @unchecked Sendable {
             if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
                 length > bytes.count
             {
-                body.reserveCapacity(min(Int(length), request.maximumResponseSize ?? Int(length)))
+                if let limit = request.maximumResponseSize, length > curl_off_t(limit) {
+                    // Announced longer than allowed (a download's error response: curl's own
+                    // check is off for downloads): fail now, before reading or reserving it.
+                    abort = .tooLarge
+                    return 0
+                }
+                // The announced length is the server's word: reserve at most what the limit
+                // allows, and with no limit at most `unlimitedReservation` (a length near
+                // `Int.max` would trap in `Data`, a large one would fail to allocate).
+                let cap = request.maximumResponseSize ?? Self.unlimitedReservation
+                body.reserveCapacity(Int(min(length, curl_off_t(cap))))
             } else {
                 // The whole body in one piece (a small response), or no length to go by: made
                 // at its size in one go, without first growing an empty `Data`.
@@ -448,6 +462,10 @@ final class CurlTransfer: @unchecked Sendable {
         downloadWritebackStarted = 0
         return true
     }
+
+    /// The most a body with no size limit reserves up front from its announced length; a
+    /// longer one grows as it arrives.
+    static let unlimitedReservation = 16 * 1024 * 1024
 
     /// Pieces smaller than this are gathered before being written.
     static let smallDownloadPiece = 64 * 1024

@@ -101,10 +101,11 @@ enum Redaction {
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking
-    /// JSON fields replaced by `<redacted>`.
+    /// JSON fields, and the values of credential-looking form fields (`access_token=...`, as
+    /// OAuth servers may answer), replaced by `<redacted>`.
     static func bodyPrefix(_ data: Data, limit: Int = 120) -> String {
         let text = String(decoding: data.prefix(4096), as: UTF8.self)
-        let redacted = redactJSONSecrets(text)
+        let redacted = redactFormSecrets(redactJSONSecrets(text))
         let prefix = String(redacted.prefix(limit))
         return escaped(prefix) + (redacted.count > limit || data.count > 4096 ? "…" : "")
     }
@@ -140,6 +141,56 @@ enum Redaction {
             }
         }
         return output
+    }
+
+    /// Replaces the value of each `name=value` whose name looks sensitive, in form-encoded text
+    /// (`a=1&access_token=...&b=2`) or text that contains such pairs. A name is a run of letters,
+    /// digits and `_ . - [ ] %` that starts the text or follows `&`, `?`, `;`, `,` or white
+    /// space; its value runs to the next `&`, white space, quote, `;` or `,`.
+    static func redactFormSecrets(_ text: String) -> String {
+        guard text.contains("=") else { return text }
+        let scalars = Array(text.unicodeScalars)
+        var output = String.UnicodeScalarView()
+        var index = 0
+        var atNameStart = true
+        while index < scalars.count {
+            let scalar = scalars[index]
+            guard atNameStart, isFormNameScalar(scalar) else {
+                output.append(scalar)
+                atNameStart = isFormSeparator(scalar)
+                index += 1
+                continue
+            }
+            var end = index
+            while end < scalars.count, isFormNameScalar(scalars[end]) { end += 1 }
+            let name = String(String.UnicodeScalarView(scalars[index..<end]))
+            output.append(contentsOf: scalars[index..<end])
+            index = end
+            atNameStart = false
+            guard index < scalars.count, scalars[index] == "=", isSensitiveName(name) else { continue }
+            output.append("=")
+            index += 1
+            var valueEnd = index
+            while valueEnd < scalars.count, !isFormValueEnd(scalars[valueEnd]) { valueEnd += 1 }
+            if valueEnd > index { output.append(contentsOf: "<redacted>".unicodeScalars) }
+            index = valueEnd
+        }
+        return String(output)
+    }
+
+    private static func isFormNameScalar(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar {
+        case "a"..."z", "A"..."Z", "0"..."9", "_", ".", "-", "[", "]", "%": true
+        default: false
+        }
+    }
+
+    private static func isFormSeparator(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "&" || scalar == "?" || scalar == ";" || scalar == "," || scalar.properties.isWhitespace
+    }
+
+    private static func isFormValueEnd(_ scalar: Unicode.Scalar) -> Bool {
+        isFormSeparator(scalar) && scalar != "?" || scalar == "\"" || scalar == "'"
     }
 
     private static func closingQuote(in text: String, from start: String.Index) -> String.Index? {

@@ -1,0 +1,77 @@
+import Foundation
+import Logging
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Credentials stay out of logs, dumps and error descriptions")
+struct RedactionTests {
+    @Test("a configured sensitive header is redacted in the trace log, in whatever case it is named")
+    func configuredHeaderRedactedInLogs() async throws {
+        let server = try await TestServer.shared()
+        let capture = CapturedLogs()
+        let session = makeSession(server) {
+            $0.sensitiveHeaders = ["X-Service-Token"]
+            $0.logger = Logger(label: "trace") { _ in CapturingLogHandler(capture: capture) }
+        }
+        for name in ["X-Service-Token", "x-service-token"] {
+            _ = try await session.send(Request("echo", headers: [name: "svc-secret-0001"]))
+        }
+        let lines = capture.messages.map(\.text)
+        #expect(lines.contains { $0.contains("request headers:") && $0.contains("<redacted>") })
+        #expect(!lines.contains { $0.contains("svc-secret-0001") }, "a log line shows the header's value")
+    }
+
+    @Test("dump of a transport request and of a response shows no URL password, token query value or body")
+    func dumpsRedact() async throws {
+        let server = try await TestServer.shared()
+        let url = try #require(URL(string: "http://ada:pa55word@127.0.0.1:\(server.port)/echo?access_token=tok-in-query&page=2"))
+        let request = TransportRequest(
+            method: .post, url: url, headers: ["Authorization": "Bearer bearer-secret"],
+            body: Data(#"{"password":"body-secret"}"#.utf8))
+        var dumped = ""
+        dump(request, to: &dumped)
+        let printed = String(describing: request)
+        for secret in ["pa55word", "tok-in-query", "bearer-secret", "body-secret"] {
+            #expect(!dumped.contains(secret), "dump shows \(secret): \(dumped)")
+            #expect(!printed.contains(secret), "print shows \(secret): \(printed)")
+        }
+        #expect(dumped.contains("page=2") && dumped.contains("26 bytes"))
+
+        let response = try await makeSession(server).get("echo", parameters: ["access_token": "tok-in-query"])
+        var dumpedResponse = ""
+        dump(response, to: &dumpedResponse)
+        #expect(!dumpedResponse.contains("tok-in-query"), "\(dumpedResponse)")
+        #expect(dumpedResponse.contains("/echo"))
+    }
+
+    @Test("a form-encoded token response is read; a broken one's error shows no token")
+    func formEncodedTokenResponse() throws {
+        let url = try #require(URL(string: "https://api.example.test/token"))
+        func response(_ body: String, type: String) -> Response {
+            Response(statusCode: 200, headers: ["Content-Type": type], data: Data(body.utf8), url: url)
+        }
+        let token = try AuthToken(
+            oauthResponse: response(
+                "access_token=gho_abc%2Bdef&refresh_token=ghr_xyz&expires_in=3600&token_type=bearer&scope=repo+user",
+                type: "application/x-www-form-urlencoded; charset=utf-8"))
+        #expect(token.accessToken == "gho_abc+def")
+        #expect(token.refreshToken == "ghr_xyz")
+        #expect(token.tokenType == "Bearer")
+        #expect(token.expiresAt.map { abs($0.timeIntervalSinceNow - 3600) < 60 } == true)
+
+        // Form-encoded text sent as something else: not read, and the error keeps the values out.
+        do {
+            _ = try AuthToken(
+                oauthResponse: response("access_token=gho_leaked0001&refresh_token=ghr_leaked0002&token_type=bearer", type: "text/plain"))
+            Issue.record("a form body without its content type was read as JSON")
+        } catch {
+            #expect(!error.description.contains("gho_leaked0001") && !error.description.contains("ghr_leaked0002"), "\(error)")
+            #expect(error.description.contains("access_token=<redacted>"), "\(error)")
+        }
+        // Declared form-encoded but with no access token.
+        #expect(throws: WattleError.self) {
+            try AuthToken(oauthResponse: response("error=bad_verification_code", type: "application/x-www-form-urlencoded"))
+        }
+    }
+}
