@@ -16,9 +16,12 @@
 /// Refresh is single-flight: any number of concurrent requests failing with the same stale
 /// token cause one refresh; they wait for it, then retry once with the new token. A request
 /// that failed with an older token than the current one just retries. The new token is saved
-/// to the store before the waiting requests resume. A failed refresh fails every waiting
-/// request with ``WattleError/authenticationFailed(reason:)``; the token is cleared only when
-/// ``isRefreshRejected`` says the server refused the refresh token itself.
+/// to the store before the waiting requests resume (if the store cannot save it, it is still
+/// used, and a warning logged). A failed refresh fails every waiting request with
+/// ``WattleError/authenticationFailed(reason:)``. When ``isRefreshRejected`` says the server
+/// refused the refresh token itself, the store is read again first: a token another process
+/// saved meanwhile (it refreshed with the same refresh token) is used instead; otherwise the
+/// token is cleared, in the store only while it still holds the refused one.
 public struct Authenticator: Sendable {
     /// Obtains a new token from the current one. `session` sends requests without this
     /// authenticator (the refresh call itself is never authenticated or refreshed).
@@ -26,7 +29,8 @@ public struct Authenticator: Sendable {
 
     /// Where the token is kept.
     public var store: any TokenStore
-    /// How to refresh, or nil when the API has no refresh (a 401 then fails at once).
+    /// How to refresh, or nil when the API has no refresh: a 401 then fails at once, as
+    /// ``WattleError/httpStatus(_:)`` with the server's response.
     public var refresh: Refresh?
     /// Whether a response means the token was not accepted. Default: status 401.
     public var isAuthenticationFailure: @Sendable (Response) -> Bool = { $0.statusCode == 401 }

@@ -37,17 +37,22 @@ public struct KeychainTokenStore: TokenStore {
     /// The stored token, or nil, read on the calling thread.
     package func loadNow() throws -> AuthToken? {
         guard let data = try keychain.data(forKey: key) else { return nil }
-        // The form `save` writes, read directly; anything else through JSONDecoder (see
-        // StoredTokenReader), failing as `Keychain.codable` does.
-        if let token = StoredTokenReader.token(from: data) { return token }
-        do {
-            return try JSONDecoder().decode(AuthToken.self, from: data)
-        } catch {
-            throw KeychainError.decode
-        }
+        guard let token = Self.decode(data) else { throw KeychainError.decode }
+        return token
+    }
+
+    /// The token in a stored item's bytes: the form `save` writes, read directly; anything else
+    /// through JSONDecoder (see StoredTokenReader). Nil when neither reads it.
+    private static func decode(_ data: Data) -> AuthToken? {
+        StoredTokenReader.token(from: data) ?? (try? JSONDecoder().decode(AuthToken.self, from: data))
     }
     /// Stores a token, replacing any other (one transaction).
     public func save(_ token: AuthToken) async throws { try keychain.setCodable(token, forKey: key) }
     /// Removes the token.
     public func clear() async throws { try keychain.removeValue(forKey: key) }
+    /// Removes the token if the keychain still holds `token`, reading and removing in one
+    /// transaction: another process cannot save a new token in between.
+    public func clear(ifStill token: AuthToken) async throws -> Bool {
+        try keychain.removeValue(forKey: key) { data in Self.decode(data) == token }
+    }
 }

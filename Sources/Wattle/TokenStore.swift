@@ -11,6 +11,23 @@ public protocol TokenStore: Sendable {
     func save(_ token: AuthToken) async throws
     /// Removes the token.
     func clear() async throws
+    /// Removes the token only if the store still holds `token`, and says whether it did.
+    ///
+    /// A session calls this, not ``clear()``, when the server rejects its refresh token: another
+    /// process sharing the store may have refreshed with the same refresh token and saved the
+    /// new token meanwhile, which must not be lost. The default loads and compares, then clears;
+    /// a store shared between processes should do it in one transaction, as
+    /// ``KeychainTokenStore`` does.
+    func clear(ifStill token: AuthToken) async throws -> Bool
+}
+
+extension TokenStore {
+    /// Loads the token and clears the store when it is `token`: not atomic, see the requirement.
+    public func clear(ifStill token: AuthToken) async throws -> Bool {
+        guard try await load() == token else { return false }
+        try await clear()
+        return true
+    }
 }
 
 /// A ``TokenStore`` in memory, for tests and short-lived programs.
@@ -26,4 +43,12 @@ public final class InMemoryTokenStore: TokenStore {
     public func save(_ token: AuthToken) async throws { self.token.withLock { $0 = token } }
     /// Removes the token.
     public func clear() async throws { token.withLock { $0 = nil } }
+    /// Removes the token if it is still `token` (under the store's lock).
+    public func clear(ifStill token: AuthToken) async throws -> Bool {
+        self.token.withLock { stored in
+            guard stored == token else { return false }
+            stored = nil
+            return true
+        }
+    }
 }

@@ -155,6 +155,18 @@ public struct Keychain: KeychainService, Sendable {
         try store.withEngine { try $0.removeValue(forKey: key, at: address) }
     }
 
+    /// Removes the key's value if `test` accepts it, reading and removing in one transaction
+    /// (another process cannot store a new value in between); whether it removed it. For a
+    /// compare-and-delete: ``KeychainTokenStore`` clears a token only while it is the one that
+    /// failed.
+    ///
+    /// - Throws: as ``data(forKey:)`` for the read, and what `test` throws.
+    package func removeValue(forKey key: String, where test: (Data) throws -> Bool) throws -> Bool {
+        try Self.check(key)
+        let address = try address()
+        return try store.withEngine { try $0.removeValue(forKey: key, at: address, where: test) }
+    }
+
     /// Removes every value of this service (in this access group, with this synchronizable
     /// flag) in one transaction.
     public func removeAll() throws {

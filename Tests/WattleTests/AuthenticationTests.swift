@@ -120,6 +120,84 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("two sessions on one store (two processes): the one whose reused refresh token is refused takes up the other's new token, and nothing is cleared")
+    func rejectedRefreshTakesTheTokenAnotherSessionSaved() async throws {
+        let fixture = try await AuthFixture.make()
+        let second = makeSession(fixture.server) {
+            $0.authenticator = Authenticator(store: fixture.store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        // Both have read the same token before it expires on the server.
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        fixture.server.api.expireAccessTokens()
+        // The first refreshes with the refresh token and stores the new pair; the server stops
+        // taking the old refresh token.
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        let renewed = try #require(try await fixture.store.load())
+        #expect(renewed.accessToken != fixture.tokens.access)
+        // The second still holds the old pair: its 401 leads to a refresh the server refuses.
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        #expect(try await fixture.store.load() == renewed)
+        #expect(try await second.isSignedIn)
+        try await fixture.server.stop()
+    }
+
+    @Test("a refused refresh clears the store only while it holds the refused token")
+    func conditionalClear() async throws {
+        let old = AuthToken(accessToken: "old-access", refreshToken: "old-refresh")
+        let new = AuthToken(accessToken: "new-access", refreshToken: "new-refresh")
+        let memory = InMemoryTokenStore(new)
+        #expect(try await memory.clear(ifStill: old) == false)
+        #expect(try await memory.load() == new)
+        #expect(try await memory.clear(ifStill: new))
+        #expect(try await memory.load() == nil)
+
+        let keychain = KeychainTokenStore(
+            origin: try #require(URL(string: "https://api.example.test")),
+            keychain: Keychain(service: "wattle.tests.tokens", store: .inMemory()))
+        try await keychain.save(new)
+        #expect(try await keychain.clear(ifStill: old) == false)
+        #expect(try await keychain.load() == new)
+        #expect(try await keychain.clear(ifStill: new))
+        #expect(try await keychain.load() == nil)
+        #expect(try await keychain.clear(ifStill: new) == false)
+    }
+
+    @Test("a refreshed token the store cannot save is still used; the store keeps the old one")
+    func refreshedTokenUsedWhenSaveFails() async throws {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let store = RefusingSaveStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh))
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        server.api.expireAccessTokens()
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        // The spent refresh token is not tried again: the new token is in use.
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        #expect(server.stats.hits("/api/refresh") == 1)
+        #expect(try await store.load()?.accessToken == tokens.access)
+        try await server.stop()
+    }
+
+    @Test("with no refresh configured, a refused token's 401 is the error, with the server's body")
+    func noRefreshConfiguredGivesTheServersAnswer() async throws {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: InMemoryTokenStore(AuthToken(accessToken: tokens.access)))
+        }
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        server.api.expireAccessTokens()
+        await expectWattleError({ _ = try await session.get("api/whoami") }) {
+            if case .httpStatus(let response) = $0 { return response.statusCode == 401 && !response.data.isEmpty }
+            return false
+        }
+        #expect(try await session.isSignedIn)
+        try await server.stop()
+    }
+
     @Test("refreshes are capped per time window")
     func refreshCap() async throws {
         let fixture = try await AuthFixture.make {
@@ -357,4 +435,13 @@ struct RetryTests {
         #expect(parsed != nil && parsed! > .seconds(3) && parsed! <= .seconds(5))
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
     }
+}
+
+/// A token store whose saves fail (a locked or full keychain), for the refresh path.
+final class RefusingSaveStore: TokenStore {
+    private let token: Mutex<AuthToken?>
+    init(_ token: AuthToken?) { self.token = Mutex(token) }
+    func load() async throws -> AuthToken? { token.withLock { $0 } }
+    func save(_ token: AuthToken) async throws { throw KeychainError.interactionNotAllowed }
+    func clear() async throws { token.withLock { $0 = nil } }
 }

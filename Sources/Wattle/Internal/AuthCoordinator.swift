@@ -150,26 +150,49 @@ actor AuthCoordinator {
         let rejected = authenticator.isRefreshRejected
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
+            let fresh: AuthToken
             do {
-                let fresh = try await refresh(current, session)
-                try await store.save(fresh)
-                self.finish(.success(fresh))
-                self.logger.debug("token refreshed (version \(self.version))")
-                return (fresh, self.version)
+                fresh = try await refresh(current, session)
             } catch {
-                let wasRejected = rejected(error)
-                if wasRejected { try? await store.clear() }
-                let failure = WattleError.authenticationFailed(
-                    reason: wasRejected
-                        ? "the server rejected the refresh token; sign in again"
-                        : "the token refresh failed: \(error)")
-                self.finish(.failure(failure), clearToken: wasRejected)
-                self.logger.debug("token refresh failed (version \(self.version))")
-                throw failure
+                guard rejected(error) else {
+                    let failure = WattleError.authenticationFailed(reason: "the token refresh failed: \(error)")
+                    self.finish(.failure(failure))
+                    self.logger.debug("token refresh failed (version \(self.version))")
+                    throw failure
+                }
+                return try await self.refreshRejected(current, store: store)
             }
+            do {
+                try await store.save(fresh)
+            } catch {
+                // The refresh token is spent: the new token is the only one that works. Keep it
+                // for this session's requests rather than fail them; the store keeps the old.
+                self.logger.warning("the refreshed token is in use but could not be saved: \(error)")
+            }
+            self.finish(.success(fresh))
+            self.logger.debug("token refreshed (version \(self.version))")
+            return (fresh, self.version)
         }
         inFlight = task
         return task
+    }
+
+    /// The server rejected the refresh token of `current`. Another process sharing the store
+    /// may have refreshed with that same refresh token first (a server that rotates refresh
+    /// tokens then rejects the second use) and saved its new token: that token is taken up
+    /// and the waiting requests retry with it. Otherwise the token is cleared, in the store
+    /// only while it still holds `current`, and the requests fail.
+    private func refreshRejected(_ current: AuthToken, store: any TokenStore) async throws -> (AuthToken?, Int) {
+        if let stored = try? await store.load(), stored != current {
+            finish(.success(stored))
+            logger.debug("refresh token rejected; using the token another process stored (version \(version))")
+            return (stored, version)
+        }
+        _ = try? await store.clear(ifStill: current)
+        let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
+        finish(.failure(failure), clearToken: true)
+        logger.debug("token refresh failed (version \(version))")
+        throw failure
     }
 
     private func finish(_ outcome: Result<AuthToken, WattleError>, clearToken: Bool = false) {

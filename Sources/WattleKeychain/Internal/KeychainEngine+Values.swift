@@ -82,6 +82,19 @@ extension KeychainEngine {
         try storage.write { _ = try storage.delete(id: rowID) }
     }
 
+    /// Removes one item if its secret passes `test`, reading and removing in one write
+    /// transaction, so that no other connection can replace the secret in between. Whether it
+    /// removed it (false when there is no such item or the test said no).
+    func removeValue(
+        forKey key: String, at address: Address, where test: (Data) throws -> Bool
+    ) throws -> Bool {
+        let rowID = id(key, address)
+        return try storage.write {
+            guard let row = try storage.row(id: rowID), try test(try openSecret(row)) else { return false }
+            return try storage.delete(id: rowID)
+        }
+    }
+
     /// Keys (accounts) of the service in the address's access group, sorted.
     func allKeys(at address: Address) throws -> [String] {
         try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
