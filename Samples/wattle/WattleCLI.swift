@@ -103,13 +103,27 @@ enum WattleMain {
         // keychain transactions, downloads renamed into place; the kernel closes sockets), and
         // they could run while a released session's network thread still tears down libcurl's
         // connections, OpenSSL's among them. A failed request's `ExitCode` has been reported
-        // already; other errors (ArgumentParser's usage errors, help, a command's own error)
-        // leave through `exit(withError:)`, which prints them.
+        // already; help and `--version` leave through `exit(withError:)`, which prints them.
+        // Any other error (ArgumentParser's usage errors, a command's own) is one line and
+        // exit 1, as the contract says: ArgumentParser would print the usage with it and exit
+        // 64 for a usage error.
         let flushed = fflush(nil) == 0
         switch failure {
         case nil: _exit(flushed ? ExitStatus.success : ExitStatus.usageOrOther)
         case let code as ExitCode: _exit(code.rawValue)
-        case let failure?: WattleCLI.exit(withError: failure)
+        case let failure? where WattleCLI.exitCode(for: failure) == .success: WattleCLI.exit(withError: failure)
+        case let failure?:
+            printError(oneLine(WattleCLI.message(for: failure)) + " (see wattle --help)")
+            _exit(ExitStatus.usageOrOther)
         }
+    }
+
+    /// ArgumentParser's message as one line: its lines joined, "Error: " dropped.
+    static func oneLine(_ message: String) -> String {
+        var text = message.split(whereSeparator: \.isNewline)
+            .map { line in String(line.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()) }
+            .filter { !$0.isEmpty }.joined(separator: "; ")
+        if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
+        return text.isEmpty ? "invalid arguments" : text
     }
 }

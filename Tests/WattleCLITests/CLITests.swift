@@ -179,6 +179,10 @@ struct CLITests {
             (["--timeout", "0.3", server.url("delay/3000").absoluteString], 2),
             ([server.url("echo").absoluteString, "not-an-item"], 1),
             (["users"], 1),
+            // ArgumentParser's own usage errors: 1 and one line too (not its 64 and usage text).
+            (["--timeout", "abc", server.url("user").absoluteString], 1),
+            (["--no-such-option", server.url("user").absoluteString], 1),
+            (["auth", "login", server.url("api/login").absoluteString], 1),
         ]
         for (arguments, expected) in cases {
             let result = try await CLI.run(arguments)
@@ -314,6 +318,36 @@ struct CLITests {
         let issued = server.api.issueTokens()
         #expect(try await CLI.run(["auth", "set-token", issued.access] + common).status == 0)
         #expect(try await CLI.run(["api/whoami"] + common).status == 0)
+    }
+
+    @Test("auth login sends no kept token; a wrong password exits 4; a refused token with no refresh path exits 4")
+    func loginIgnoresTheKeptToken() async throws {
+        let server = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let login = ["auth", "login", server.url("api/login").absoluteString, "--username", "demo"]
+        #expect(try await CLI.run(login + ["--password", "wattle"] + common).status == 0)
+
+        // A wrong password, while a valid token is kept: the server's 401, exit 4, one line.
+        let wrong = try await CLI.run(login + ["--password", "nope"] + common)
+        #expect(wrong.status == 4, "\(wrong.stderr)")
+        #expect(wrong.stderr.split(separator: "\n").count == 1)
+
+        // The kept token stops working and no refresh is set up: the server's answer, exit 4.
+        server.api.expireAccessTokens()
+        let refused = try await CLI.run(["api/whoami"] + common)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.text.contains("invalid_token"), "the body is printed: \(refused.text)")
+
+        // A kept token about to expire whose refresh token is revoked: signing in again works.
+        server.api.configure { $0.accessTokenLifetime = .seconds(5) }
+        #expect(try await CLI.run(login + ["--password", "wattle"] + common).status == 0)
+        server.api.configure { $0.rejectRefresh = true }
+        let again = try await CLI.run(login + ["--password", "wattle", "--refresh-path", "api/refresh"] + common)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(server.stats.hits("/api/refresh") == 0)
+        try await server.stop()
     }
 
     @Test("WATTLE_BASE_URL, WATTLE_PASSWORD, WATTLE_REFRESH_PATH and WATTLE_LOG_LEVEL stand in for options")
