@@ -78,6 +78,22 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         #expect(keychainError { _ = try keyed.reopen(credential: .key([1, 2, 3])) } == .param)
     }
 
+    @Test func aDamagedPassphraseHeaderFailsWithDecodeNotACrash() throws {
+        let damages: [(String, [UInt8])] = [
+            ("salt", [1, 2, 3]),  // too short: crypto_pwhash would read past it
+            ("salt", [UInt8](repeating: 7, count: 40)),
+            ("memlimit", [UInt8](repeating: 0xFF, count: 8)),  // over Int.max: the conversion trapped
+        ]
+        for (name, value) in damages {
+            let temporary = try TemporaryKeychain(credential: .passphrase("pw", strength: .minimum))
+            try temporary.keychain(service: "s").set("x", forKey: "k")
+            try temporary.store.withStorage { try $0.writeMeta([name: value]) }
+            #expect(
+                keychainError { _ = try temporary.reopen(credential: .passphrase("pw", strength: .minimum)) } == .decode,
+                "\(name) of \(value.count) bytes")
+        }
+    }
+
     @Test func changingThePassphraseReWrapsOnlyAndReEncryptsNoItem() throws {
         let temporary = try TemporaryKeychain(credential: .passphrase("old", strength: .minimum))
         try temporary.keychain(service: "s").set("kept", forKey: "k")

@@ -44,7 +44,7 @@ struct KeychainHeader {
         wrappedKey = wrapped
         switch kind[0] {
         case 1:
-            guard let salt = meta["salt"], let ops = meta["opslimit"], ops.count == 8,
+            guard let salt = meta["salt"], salt.count == Sodium.saltBytes, let ops = meta["opslimit"], ops.count == 8,
                 let mem = meta["memlimit"], mem.count == 8
             else { throw .decode }
             wrapping = .passphrase(salt: salt, opsLimit: Bytes.uint64(ops), memLimit: Bytes.uint64(mem))

@@ -106,6 +106,9 @@ enum Sodium {
     static func stretch(
         _ passphrase: String, salt: [UInt8], opsLimit: UInt64, memLimit: UInt64
     ) throws(KeychainError) -> SecureBytes {
+        // Both come from the file's header: a damaged one must fail as `decode`, not read past
+        // the salt or trap converting the limit.
+        guard salt.count == saltBytes, let memLimit = Int(exactly: memLimit) else { throw .decode }
         let key = try SecureBytes(count: keyBytes)
         var utf8 = Array(passphrase.utf8)
         let length = utf8.count
@@ -116,7 +119,7 @@ enum Sodium {
                 pass.withMemoryRebound(to: CChar.self) { chars in
                     crypto_pwhash(
                         key.mutableBytes, UInt64(keyBytes), chars.baseAddress!, UInt64(length),
-                        saltBytes.baseAddress!, opsLimit, Int(memLimit), crypto_pwhash_ALG_ARGON2ID13)
+                        saltBytes.baseAddress!, opsLimit, memLimit, crypto_pwhash_ALG_ARGON2ID13)
                 }
             }
         }
