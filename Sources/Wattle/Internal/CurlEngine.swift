@@ -59,8 +59,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     // Unchecked exclusivity (as `CurlTransfer`'s buffers): engine-thread state whose accesses
     // are each one standard-library call, so none can overlap another; the dynamic check cost
     // ~115 instructions on each, several per request.
-    /// Engine thread only.
-    @exclusivity(unchecked) private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Engine thread only: the transfers in the multi handle, each at its `activeIndex`. A
+    /// finished handle names its transfer through `CURLOPT_PRIVATE`, so no lookup by handle is
+    /// needed: a list, not a dictionary keyed by the handle (whose hashing ran twice a request,
+    /// and whose first use scanned the binary's conformances for the pointer's `Hashable`).
+    @exclusivity(unchecked) private var active: [CurlTransfer] = []
     /// Engine thread only: easy handles kept for reuse, with the session's fixed options set.
     @exclusivity(unchecked) private var idleHandles: [EasyHandle] = []
     private let maximumIdleHandles: Int
@@ -232,21 +235,48 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             complete(transfer, with: .failure(error))
             return
         }
+        // The transfer is kept alive by `active` for as long as the handle names it.
+        _ = wattle_curl_easy_setopt_pointer(handle.easy, CURLOPT_PRIVATE, Unmanaged.passUnretained(transfer).toOpaque())
         let code = curl_multi_add_handle(multi, handle.easy)
         guard code == CURLM_OK else {
             recycle(transfer)
             complete(transfer, with: .failure(.transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
             return
         }
-        active[handle.easy] = transfer
+        transfer.activeIndex = active.count
+        active.append(transfer)
+    }
+
+    /// Takes a transfer off the list (the last one moves into its place).
+    private func removeActive(_ transfer: CurlTransfer) {
+        guard let index = transfer.activeIndex else { return }
+        let last = active.removeLast()
+        if last !== transfer {
+            active[index] = last
+            last.activeIndex = index
+        }
+        transfer.activeIndex = nil
+    }
+
+    /// The transfer a handle in the multi handle runs, from its `CURLOPT_PRIVATE`.
+    private func activeTransfer(of easy: UnsafeMutableRawPointer) -> CurlTransfer? {
+        var pointer: UnsafeMutableRawPointer?
+        guard wattle_curl_easy_getinfo_pointer(easy, CURLINFO_PRIVATE, &pointer) == CURLE_OK, let pointer else {
+            return nil
+        }
+        // Valid: the handle is still in the multi handle (curl removes a removed handle's
+        // pending messages), so its transfer is still in `active`, which holds it.
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(pointer).takeUnretainedValue()
+        return transfer.activeIndex != nil && transfer.easy == easy ? transfer : nil
     }
 
     private func stop(_ transfer: CurlTransfer) {
-        guard let easy = transfer.easy, active.removeValue(forKey: easy) != nil else {
+        guard let easy = transfer.easy, transfer.activeIndex != nil else {
             // Not started yet (the cancel overtook the start), or already finished.
             transfer.cancelledBeforeStart = true
             return
         }
+        removeActive(transfer)
         curl_multi_remove_handle(multi, easy)
         transfer.discardPartialDownload()
         recycle(transfer)
@@ -261,8 +291,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         let now = ContinuousClock.now
         guard now >= nextStallCheck, !active.isEmpty else { return }
         nextStallCheck = now + .milliseconds(100)
-        for (easy, transfer) in active where transfer.hasStalled(now: now) {
-            active.removeValue(forKey: easy)
+        // Backwards: a removal moves the last transfer into the removed one's place.
+        for index in active.indices.reversed() where active[index].hasStalled(now: now) {
+            let transfer = active[index]
+            guard let easy = transfer.easy else { continue }
+            removeActive(transfer)
             curl_multi_remove_handle(multi, easy)
             transfer.discardPartialDownload()
             recycle(transfer)
@@ -276,8 +309,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         while let message = curl_multi_info_read(multi, &remaining) {
             guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle else { continue }
             let code = message.pointee.data.result
+            let transfer = activeTransfer(of: easy)
             curl_multi_remove_handle(multi, easy)
-            guard let transfer = active.removeValue(forKey: easy) else { continue }
+            guard let transfer else { continue }
+            removeActive(transfer)
             let result = transfer.finish(code: code)
             if case .failure = result { transfer.discardPartialDownload() }
             recycle(transfer)
@@ -314,8 +349,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     private func tearDown() {
-        for (easy, transfer) in active {
-            curl_multi_remove_handle(multi, easy)
+        for transfer in active {
+            transfer.activeIndex = nil
+            if let easy = transfer.easy { curl_multi_remove_handle(multi, easy) }
             transfer.discardPartialDownload()
             transfer.releaseHandle()
             complete(transfer, with: .failure(.cancelled))

@@ -35,6 +35,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
+    /// Its place in the engine's list of transfers in the multi handle, or nil when it is not
+    /// there (engine thread only).
+    var activeIndex: Int?
 
     /// The handle this transfer runs on, from `configure` until the engine recycles it.
     private(set) var handle: EasyHandle?
