@@ -36,6 +36,7 @@ struct WattleCLI: AsyncParsableCommand {
             Exit codes: 0 for 2xx, 3 for an unfollowed 3xx, 4 for 4xx, 5 for 5xx,
             2 for network, TLS and timeout errors, 1 for usage and other errors.
             """,
+        version: "wattle \(Wattle.version)",
         subcommands: [RequestCommand.self, AuthCommand.self, DemoCommand.self, ServeCommand.self, PinCommand.self],
         defaultSubcommand: RequestCommand.self
     )

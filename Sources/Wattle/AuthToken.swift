@@ -58,9 +58,11 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
                     type: "AuthToken", underlying: "the form-encoded response has no access_token",
                     bodyPrefix: Redaction.bodyPrefix(response.data))
             }
+            // Text is not JSON: "nan", "inf" or "-5" would parse as a Double, none is a lifetime.
+            let lifetime = fields["expires_in"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
             body = Body(
                 access_token: access, refresh_token: fields["refresh_token"].flatMap { $0.isEmpty ? nil : $0 },
-                expires_in: fields["expires_in"].flatMap(Double.init), token_type: fields["token_type"])
+                expires_in: lifetime, token_type: fields["token_type"].flatMap { $0.isEmpty ? nil : $0 })
         } else {
             body = try response.decode(Body.self)
         }
@@ -68,6 +70,11 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
             expiresAt: body.expires_in.map { Date(timeIntervalSinceNow: $0) },
             tokenType: body.token_type.map { $0.lowercased() == "bearer" ? "Bearer" : $0 } ?? "Bearer")
+    }
+
+    /// Whether `other` carries the same access and refresh token (expiry and type aside).
+    func isSameCredential(as other: AuthToken) -> Bool {
+        accessToken == other.accessToken && refreshToken == other.refreshToken
     }
 
     /// The `Authorization` header value.

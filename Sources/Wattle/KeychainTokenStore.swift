@@ -53,6 +53,6 @@ public struct KeychainTokenStore: TokenStore {
     /// Removes the token if the keychain still holds `token`, reading and removing in one
     /// transaction: another process cannot save a new token in between.
     public func clear(ifStill token: AuthToken) async throws -> Bool {
-        try keychain.removeValue(forKey: key) { data in Self.decode(data) == token }
+        try keychain.removeValue(forKey: key) { data in Self.decode(data)?.isSameCredential(as: token) ?? false }
     }
 }

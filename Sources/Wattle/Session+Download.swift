@@ -22,6 +22,10 @@ extension Session {
     /// disk before the rename and its folder after it, so a finished download also survives a
     /// crash or power loss; see ``DownloadDurability`` to leave that to the kernel.
     ///
+    /// Only a 2xx body goes to the file. Any other response is the error
+    /// ``WattleError/httpStatus(_:)``, its body kept in memory up to
+    /// ``Configuration/maximumResponseSize`` bytes (the rest is not read).
+    ///
     /// ```swift
     /// let response = try await session.download("files/big.iso", to: URL(filePath: "/tmp/big.iso")) { progress in
     ///     print(progress.fractionCompleted ?? 0)

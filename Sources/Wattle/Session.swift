@@ -158,9 +158,13 @@ public final class Session: Sendable {
         do {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
-            // With no way to refresh, the server's answer is the error, body and all (a CLI
-            // exits 4 for it, as for any 4xx).
-            guard authenticator.refresh != nil else { throw .httpStatus(response) }
+            if authenticator.refresh == nil {
+                // No way to refresh: a request sent with an older token than the current one
+                // retries with it; otherwise the server's answer is the error, body and all (a
+                // CLI exits 4 for it, as for any 4xx).
+                guard let newer = await auth.newerToken(than: version) else { throw .httpStatus(response) }
+                return try await execute(try Self.authorizing(prepared, with: newer))
+            }
             let (fresh, _) = try await auth.refresh(after: version)
             guard let fresh else {
                 throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")

@@ -11,7 +11,9 @@ public protocol TokenStore: Sendable {
     func save(_ token: AuthToken) async throws
     /// Removes the token.
     func clear() async throws
-    /// Removes the token only if the store still holds `token`, and says whether it did.
+    /// Removes the token only if the store still holds `token` (the same access and refresh
+    /// token; the expiry is not compared, as a store may keep it less precisely), and says
+    /// whether it did.
     ///
     /// A session calls this, not ``clear()``, when the server rejects its refresh token: another
     /// process sharing the store may have refreshed with the same refresh token and saved the
@@ -24,7 +26,7 @@ public protocol TokenStore: Sendable {
 extension TokenStore {
     /// Loads the token and clears the store when it is `token`: not atomic, see the requirement.
     public func clear(ifStill token: AuthToken) async throws -> Bool {
-        guard try await load() == token else { return false }
+        guard let stored = try await load(), stored.isSameCredential(as: token) else { return false }
         try await clear()
         return true
     }
@@ -46,7 +48,7 @@ public final class InMemoryTokenStore: TokenStore {
     /// Removes the token if it is still `token` (under the store's lock).
     public func clear(ifStill token: AuthToken) async throws -> Bool {
         self.token.withLock { stored in
-            guard stored == token else { return false }
+            guard let current = stored, current.isSameCredential(as: token) else { return false }
             stored = nil
             return true
         }

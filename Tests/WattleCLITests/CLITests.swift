@@ -184,6 +184,10 @@ struct CLITests {
             (["--no-such-option", server.url("user").absoluteString], 1),
             (["auth", "login", server.url("api/login").absoluteString], 1),
         ]
+        let version = try await CLI.run(["--version"])
+        #expect(version.status == 0 && version.text == "wattle \(Wattle.version)\n", "\(version.text)")
+        let help = try await CLI.run(["--help"])
+        #expect(help.status == 0 && help.text.contains("USAGE"), "\(help.stderr)")
         for (arguments, expected) in cases {
             let result = try await CLI.run(arguments)
             #expect(result.status == expected, "\(arguments): \(result.stderr)")

@@ -83,6 +83,9 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
             ("salt", [1, 2, 3]),  // too short: crypto_pwhash would read past it
             ("salt", [UInt8](repeating: 7, count: 40)),
             ("memlimit", [UInt8](repeating: 0xFF, count: 8)),  // over Int.max: the conversion trapped
+            ("memlimit", [0, 0, 0, 0, 0x10, 0, 0, 0]),  // 64 GiB
+            ("opslimit", [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]),  // 4 billion passes: hours
+            ("opslimit", [0, 0, 0, 0, 0, 0, 0, 0]),
         ]
         for (name, value) in damages {
             let temporary = try TemporaryKeychain(credential: .passphrase("pw", strength: .minimum))

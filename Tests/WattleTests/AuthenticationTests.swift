@@ -143,6 +143,40 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("with no refresh configured, a request refused with an older token than the current one retries with it")
+    func noRefreshRetriesWithNewerToken() async throws {
+        let transport = SignInDuringRequestTransport()
+        let session = Session(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "https://api.example.test/")
+                $0.authenticator = Authenticator(store: InMemoryTokenStore(AuthToken(accessToken: "old")))
+            },
+            transport: transport)
+        transport.session.withLock { $0 = session }
+        // The first request goes out with "old"; while it is in flight the user signs in
+        // again ("new"), then the server refuses "old".
+        let response = try await session.get("me")
+        #expect(response.statusCode == 200)
+        #expect(transport.sent.withLock { $0 } == ["Bearer old", "Bearer new"])
+    }
+
+    @Test("after a refused refresh, a token saved to the store later (a sign-in elsewhere) is used")
+    func signInElsewhereAfterRejection() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.rejectRefresh = true }
+        fixture.server.api.expireAccessTokens()
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            if case .authenticationFailed = $0 { return true }
+            return false
+        }
+        #expect(try await fixture.store.load() == nil)
+        // Another process signs in and saves a new token to the shared store.
+        let issued = fixture.server.api.issueTokens()
+        try await fixture.store.save(AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        try await fixture.server.stop()
+    }
+
     @Test("a refused refresh clears the store only while it holds the refused token")
     func conditionalClear() async throws {
         let old = AuthToken(accessToken: "old-access", refreshToken: "old-refresh")
@@ -444,4 +478,21 @@ final class RefusingSaveStore: TokenStore {
     func load() async throws -> AuthToken? { token.withLock { $0 } }
     func save(_ token: AuthToken) async throws { throw KeychainError.interactionNotAllowed }
     func clear() async throws { token.withLock { $0 = nil } }
+}
+
+/// A transport whose first request (sent with the old token) signs the session in with a new
+/// token before it answers 401; requests with the new token get 200.
+final class SignInDuringRequestTransport: Transport {
+    let session = Mutex<Session?>(nil)
+    let sent = Mutex<[String]>([])
+
+    func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
+        let authorization = request.headers["Authorization"] ?? ""
+        sent.withLock { $0.append(authorization) }
+        if authorization == "Bearer old" {
+            if let session = session.withLock({ $0 }) { try await session.signIn(with: AuthToken(accessToken: "new")) }
+            return Response(statusCode: 401, url: request.url)
+        }
+        return Response(statusCode: authorization == "Bearer new" ? 200 : 401, url: request.url)
+    }
 }

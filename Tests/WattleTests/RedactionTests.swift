@@ -45,6 +45,28 @@ struct RedactionTests {
         #expect(dumpedResponse.contains("/echo"))
     }
 
+    @Test(
+        "form-encoded credentials are redacted wherever they stand in a body",
+        arguments: [
+            #"{"echo":"refresh_token=s3cr3t-value&grant_type=x"}"#,
+            #"{"req":"a=1\u0026refresh_token=s3cr3t-value"}"#,
+            "bad request (client_secret=s3cr3t-value)",
+            "<p>access_token=s3cr3t-value</p>",
+            "access_token=s3cr3t-value",
+            "x=1&password=s3cr3t-value&y=2",
+        ])
+    func formCredentialsRedacted(body: String) throws {
+        let url = try #require(URL(string: "https://api.example.test/x"))
+        let response = Response(statusCode: 200, headers: ["Content-Type": "text/plain"], data: Data(body.utf8), url: url)
+        do {
+            _ = try response.decode([String: Int].self)
+            Issue.record("decoded")
+        } catch {
+            #expect(!error.description.contains("s3cr3t-value"), "\(error)")
+            #expect(error.description.contains("<redacted>"), "\(error)")
+        }
+    }
+
     @Test("a form-encoded token response is read; a broken one's error shows no token")
     func formEncodedTokenResponse() throws {
         let url = try #require(URL(string: "https://api.example.test/token"))
@@ -69,6 +91,13 @@ struct RedactionTests {
             #expect(!error.description.contains("gho_leaked0001") && !error.description.contains("ghr_leaked0002"), "\(error)")
             #expect(error.description.contains("access_token=<redacted>"), "\(error)")
         }
+        // Lifetimes that only text can carry are no lifetime; an empty type is the default.
+        let odd = try AuthToken(
+            oauthResponse: response("access_token=a&expires_in=nan&token_type=", type: "application/x-www-form-urlencoded"))
+        #expect(odd.expiresAt == nil && odd.tokenType == "Bearer")
+        let negative = try AuthToken(
+            oauthResponse: response("access_token=a&expires_in=-5", type: "application/x-www-form-urlencoded"))
+        #expect(negative.expiresAt == nil)
         // Declared form-encoded but with no access token.
         #expect(throws: WattleError.self) {
             try AuthToken(oauthResponse: response("error=bad_verification_code", type: "application/x-www-form-urlencoded"))

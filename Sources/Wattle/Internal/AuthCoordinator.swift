@@ -22,6 +22,9 @@ actor AuthCoordinator {
     private var lastOutcome: Result<AuthToken?, WattleError> = .success(nil)
     private var inFlight: Task<(AuthToken?, Int), any Error>?
     private var refreshTimes: [ContinuousClock.Instant] = []
+    /// The token this coordinator last read from the store or saved to it: a store still
+    /// holding it has not been written by anyone else since.
+    private var lastStoreToken: AuthToken?
 
     /// - Parameter storedToken: what the store holds when the caller has read it already
     ///   (`.some(nil)`: no token); nil to read it before the first request.
@@ -31,8 +34,15 @@ actor AuthCoordinator {
         self.logger = logger
         if let storedToken {
             token = storedToken
+            lastStoreToken = storedToken
             loaded = true
         }
+    }
+
+    /// The current token if it is newer than the one of `failedVersion` (for a session that
+    /// cannot refresh: a request that failed with an older token retries with this one).
+    func newerToken(than failedVersion: Int) -> AuthToken? {
+        failedVersion < version ? token : nil
     }
 
     /// The token to send and its version, refreshing first when it has expired.
@@ -85,6 +95,7 @@ actor AuthCoordinator {
             throw .authenticationFailed(reason: "cannot save the token: \(error)")
         }
         token = newToken
+        lastStoreToken = newToken
         obtainedAt = Date()
         loaded = true
         version += 1
@@ -99,6 +110,7 @@ actor AuthCoordinator {
             throw .authenticationFailed(reason: "cannot clear the token: \(error)")
         }
         token = nil
+        lastStoreToken = nil
         loaded = true
         version += 1
         lastOutcome = .success(nil)
@@ -116,6 +128,7 @@ actor AuthCoordinator {
             let stored = try await Self.offNetworkThread { try await store.load() }
             if !loaded {
                 token = stored
+                lastStoreToken = stored
                 loaded = true
             }
         } catch {
@@ -164,10 +177,11 @@ actor AuthCoordinator {
             }
             do {
                 try await store.save(fresh)
+                self.lastStoreToken = fresh
             } catch {
                 // The refresh token is spent: the new token is the only one that works. Keep it
                 // for this session's requests rather than fail them; the store keeps the old.
-                self.logger.warning("the refreshed token is in use but could not be saved: \(error)")
+                self.logger.error("the refreshed token is in use but could not be saved: \(error)")
             }
             self.finish(.success(fresh))
             self.logger.debug("token refreshed (version \(self.version))")
@@ -179,28 +193,39 @@ actor AuthCoordinator {
 
     /// The server rejected the refresh token of `current`. Another process sharing the store
     /// may have refreshed with that same refresh token first (a server that rotates refresh
-    /// tokens then rejects the second use) and saved its new token: that token is taken up
-    /// and the waiting requests retry with it. Otherwise the token is cleared, in the store
-    /// only while it still holds `current`, and the requests fail.
+    /// tokens then rejects the second use) and saved its new token: a token in the store that
+    /// is neither `current` nor the one this coordinator last read or saved is taken up, and
+    /// the waiting requests retry with it. Otherwise the token is cleared, in the store only
+    /// while it still holds `current`, and the requests fail; the next request reads the store
+    /// again, so a token saved there later (a sign-in elsewhere) is used.
     private func refreshRejected(_ current: AuthToken, store: any TokenStore) async throws -> (AuthToken?, Int) {
-        if let stored = try? await store.load(), stored != current {
+        if let stored = try? await store.load(), !stored.isSameCredential(as: current),
+            !(lastStoreToken?.isSameCredential(as: stored) ?? false)
+        {
+            lastStoreToken = stored
             finish(.success(stored))
             logger.debug("refresh token rejected; using the token another process stored (version \(version))")
             return (stored, version)
         }
         _ = try? await store.clear(ifStill: current)
         let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
-        finish(.failure(failure), clearToken: true)
+        finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")
         throw failure
     }
 
-    private func finish(_ outcome: Result<AuthToken, WattleError>, clearToken: Bool = false) {
+    /// Ends the refresh in flight. A failure that `clearing` names forgets that token, unless a
+    /// sign-in replaced it meanwhile, and has the next request read the store again.
+    private func finish(_ outcome: Result<AuthToken, WattleError>, clearing cleared: AuthToken? = nil) {
         switch outcome {
         case .success(let fresh):
             token = fresh
             obtainedAt = Date()
-        case .failure: if clearToken { token = nil }
+        case .failure:
+            if let cleared, let token, token.isSameCredential(as: cleared) {
+                self.token = nil
+                loaded = false
+            }
         }
         version += 1
         lastOutcome = outcome.map { Optional($0) }

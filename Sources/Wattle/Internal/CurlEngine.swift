@@ -294,9 +294,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // Backwards: a removal moves the last transfer into the removed one's place.
         for index in active.indices.reversed() where active[index].hasStalled(now: now) {
             let transfer = active[index]
-            guard let easy = transfer.easy else { continue }
             removeActive(transfer)
-            curl_multi_remove_handle(multi, easy)
+            if let easy = transfer.easy { curl_multi_remove_handle(multi, easy) }
             transfer.discardPartialDownload()
             recycle(transfer)
             complete(transfer, with: .failure(.timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)))

@@ -91,6 +91,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     enum AbortReason {
         case tooLarge
+        /// A download's error response passed the in-memory limit: the response stands, with
+        /// the body kept so far (its status is what the caller needs; the rest is not read).
+        case errorBodyCut
         case headersTooLarge
         case file(String)
         /// The body file could not be read to its size.
@@ -422,7 +425,12 @@ final class CurlTransfer: @unchecked Sendable {
             return bytes.count
         }
         if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
-            abort = .tooLarge
+            if request.download != nil {
+                body.append(contentsOf: bytes.prefix(limit - body.count))
+                abort = .errorBodyCut
+            } else {
+                abort = .tooLarge
+            }
             return 0
         }
         if body.isEmpty, let easy {
@@ -430,16 +438,18 @@ final class CurlTransfer: @unchecked Sendable {
             if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
                 length > bytes.count
             {
-                if let limit = request.maximumResponseSize, length > curl_off_t(limit) {
-                    // Announced longer than allowed (a download's error response: curl's own
-                    // check is off for downloads): fail now, before reading or reserving it.
+                if request.download == nil, let limit = request.maximumResponseSize, length > curl_off_t(limit) {
+                    // Announced longer than allowed (curl's own check has already failed such
+                    // a response, except for HEAD, which has no body).
                     abort = .tooLarge
                     return 0
                 }
                 // The announced length is the server's word: reserve at most what the limit
-                // allows, and with no limit at most `unlimitedReservation` (a length near
-                // `Int.max` would trap in `Data`, a large one would fail to allocate).
-                let cap = request.maximumResponseSize ?? Self.unlimitedReservation
+                // allows, and with no limit, or for a download's error response (which its
+                // status matters for more than its body), at most `unlimitedReservation` (a
+                // length near `Int.max` would trap in `Data`, a large one would fail to allocate).
+                var cap = request.maximumResponseSize ?? Self.unlimitedReservation
+                if request.download != nil { cap = min(cap, Self.unlimitedReservation) }
                 body.reserveCapacity(Int(min(length, curl_off_t(cap))))
             } else {
                 // The whole body in one piece (a small response), or no length to go by: made
@@ -564,7 +574,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// The outcome, once curl reports the transfer done with `code`.
     func finish(code: CURLcode) -> Result<Completed, WattleError> {
         guard let easy else { return .failure(.transport(code: -1, message: "transfer was never started")) }
-        if code != CURLE_OK { return .failure(error(for: code, easy: easy)) }
+        if case .errorBodyCut = abort {
+            // Stopped on purpose by the write callback: the response is whole but for its body.
+        } else if code != CURLE_OK {
+            return .failure(error(for: code, easy: easy))
+        }
         var status = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         if status != 0 { statusCode = status }
@@ -668,7 +682,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
             case .uploadFile(let reason): return .fileError(path: request.bodyFile?.path ?? "", reason: reason)
-            case nil: return .transport(code: Int(code.rawValue), message: message)
+            case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)  // (`finish` keeps a cut body's response)
             }
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,
             CURLE_HTTP2:

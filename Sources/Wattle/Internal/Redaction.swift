@@ -145,8 +145,8 @@ enum Redaction {
 
     /// Replaces the value of each `name=value` whose name looks sensitive, in form-encoded text
     /// (`a=1&access_token=...&b=2`) or text that contains such pairs. A name is a run of letters,
-    /// digits and `_ . - [ ] %` that starts the text or follows `&`, `?`, `;`, `,` or white
-    /// space; its value runs to the next `&`, white space, quote, `;` or `,`.
+    /// digits and `_ . - [ ] %` that starts the text or follows any other character; its value
+    /// runs to the next `&`, white space, quote, `;` or `,`.
     static func redactFormSecrets(_ text: String) -> String {
         guard text.contains("=") else { return text }
         let scalars = Array(text.unicodeScalars)
@@ -157,7 +157,9 @@ enum Redaction {
             let scalar = scalars[index]
             guard atNameStart, isFormNameScalar(scalar) else {
                 output.append(scalar)
-                atNameStart = isFormSeparator(scalar)
+                // Any other character may start a name after it: form text also turns up
+                // quoted in JSON, escaped (`\u0026`), in parentheses or in markup.
+                atNameStart = !isFormNameScalar(scalar)
                 index += 1
                 continue
             }

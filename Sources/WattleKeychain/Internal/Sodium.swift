@@ -106,9 +106,11 @@ enum Sodium {
     static func stretch(
         _ passphrase: String, salt: [UInt8], opsLimit: UInt64, memLimit: UInt64
     ) throws(KeychainError) -> SecureBytes {
-        // Both come from the file's header: a damaged one must fail as `decode`, not read past
-        // the salt or trap converting the limit.
-        guard salt.count == saltBytes, let memLimit = Int(exactly: memLimit) else { throw .decode }
+        // All three come from the file's header: a damaged one must fail as `decode`, not read
+        // past the salt, trap converting the limit, or run Argon2id for hours or over all memory.
+        guard salt.count == saltBytes, acceptedOpsLimits.contains(opsLimit), acceptedMemLimits.contains(memLimit),
+            let memLimit = Int(exactly: memLimit)
+        else { throw .decode }
         let key = try SecureBytes(count: keyBytes)
         var utf8 = Array(passphrase.utf8)
         let length = utf8.count
@@ -129,6 +131,12 @@ enum Sodium {
     }
 
     static let saltBytes = Int(crypto_pwhash_SALTBYTES)
+
+    /// The Argon2id limits a header may name: from libsodium's minimum to 4 times the
+    /// ``KeychainCredential/PassphraseStrength/sensitive`` ones (the strongest Wattle writes;
+    /// 4 GiB and 16 passes still open in a minute). Beyond that a header is taken as damaged.
+    static let acceptedOpsLimits = UInt64(crypto_pwhash_opslimit_min())...UInt64(crypto_pwhash_opslimit_sensitive()) * 4
+    static let acceptedMemLimits = UInt64(crypto_pwhash_memlimit_min())...UInt64(crypto_pwhash_memlimit_sensitive()) * 4
 
     static func limits(for strength: KeychainCredential.PassphraseStrength) -> (ops: UInt64, mem: UInt64) {
         switch strength {
