@@ -158,18 +158,20 @@ public final class Session: Sendable {
         do {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
+            let retryToken: AuthToken
             if authenticator.refresh == nil {
                 // No way to refresh: a request sent with an older token than the current one
                 // retries with it; otherwise the server's answer is the error, body and all (a
                 // CLI exits 4 for it, as for any 4xx).
                 guard let newer = await auth.newerToken(than: version) else { throw .httpStatus(response) }
-                return try await execute(try Self.authorizing(prepared, with: newer))
+                retryToken = newer
+            } else {
+                guard let fresh = try await auth.refresh(after: version).0 else {
+                    throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")
+                }
+                retryToken = fresh
             }
-            let (fresh, _) = try await auth.refresh(after: version)
-            guard let fresh else {
-                throw .authenticationFailed(reason: "signed out: the server refused the token and none is stored")
-            }
-            return try await execute(try Self.authorizing(prepared, with: fresh))
+            return try await execute(try Self.authorizing(prepared, with: retryToken))
         }
     }
 

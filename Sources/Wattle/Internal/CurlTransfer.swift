@@ -438,12 +438,8 @@ final class CurlTransfer: @unchecked Sendable {
             if wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length) == CURLE_OK,
                 length > bytes.count
             {
-                if request.download == nil, let limit = request.maximumResponseSize, length > curl_off_t(limit) {
-                    // Announced longer than allowed (curl's own check has already failed such
-                    // a response, except for HEAD, which has no body).
-                    abort = .tooLarge
-                    return 0
-                }
+                // (A body announced longer than the limit never gets here: curl's own check
+                // fails it, except for a download's error response and HEAD, which has none.)
                 // The announced length is the server's word: reserve at most what the limit
                 // allows, and with no limit, or for a download's error response (which its
                 // status matters for more than its body), at most `unlimitedReservation` (a

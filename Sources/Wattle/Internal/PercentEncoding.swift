@@ -73,8 +73,16 @@ enum PercentEncoding {
             || byte == UInt8(ascii: ".")
     }
 
-    static func isHexDigit(_ byte: UInt8) -> Bool {
-        (byte >= 48 && byte <= 57) || (byte >= 65 && byte <= 70) || (byte >= 97 && byte <= 102)
+    static func isHexDigit(_ byte: UInt8) -> Bool { hexValue(byte) != nil }
+
+    /// The value of a hex digit (either case), or nil.
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 
     /// Whether `encodeForURL` would change this byte.

@@ -187,12 +187,8 @@ enum Redaction {
         }
     }
 
-    private static func isFormSeparator(_ scalar: Unicode.Scalar) -> Bool {
-        scalar == "&" || scalar == "?" || scalar == ";" || scalar == "," || scalar.properties.isWhitespace
-    }
-
     private static func isFormValueEnd(_ scalar: Unicode.Scalar) -> Bool {
-        isFormSeparator(scalar) && scalar != "?" || scalar == "\"" || scalar == "'"
+        "&;,\"'".unicodeScalars.contains(scalar) || scalar.properties.isWhitespace
     }
 
     private static func closingQuote(in text: String, from start: String.Index) -> String.Index? {
