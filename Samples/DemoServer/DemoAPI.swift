@@ -5,8 +5,8 @@ import Synchronization
 ///
 /// | route | answer |
 /// | --- | --- |
-/// | `POST /api/login` `{"username","password"}` | `{"access_token","refresh_token","expires_in","token_type"}` |
-/// | `POST /api/refresh` `{"refresh_token"}` | a new token pair; the old refresh token stops working |
+/// | `POST /api/login` `{"username","password"}` (JSON or a form) | `{"access_token","refresh_token","expires_in","token_type"}` |
+/// | `POST /api/refresh` `{"refresh_token"}` (JSON or a form) | a new token pair; the old refresh token stops working |
 /// | `GET /api/users`, `/api/users/{id}` | users (Bearer token required) |
 /// | `GET /api/emojis` | a few emojis (Bearer) |
 /// | `GET /api/meta?since=DATE` | server facts and changes since a date (Bearer) |
@@ -129,8 +129,13 @@ public final class DemoAPI: Sendable {
         }
     }
 
+    /// The body's fields: a JSON object, or a form when the body says it is one.
     private func body(_ request: RouteRequest) -> [String: Any] {
-        (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] ?? [:]
+        if request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+            let items = RouteRequest.formItems(String(decoding: request.body, as: UTF8.self))
+            return Dictionary(items, uniquingKeysWith: { first, _ in first })
+        }
+        return (try? JSONSerialization.jsonObject(with: Data(request.body))) as? [String: Any] ?? [:]
     }
 
     private func login(_ request: RouteRequest) -> RouteOutcome {

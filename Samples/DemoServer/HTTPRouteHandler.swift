@@ -32,8 +32,11 @@ struct RouteRequest: Sendable {
     var hitCount = 1
 
     /// Query parameters, percent-decoded, in order.
-    var queryItems: [(String, String)] {
-        query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+    var queryItems: [(String, String)] { Self.formItems(query) }
+
+    /// The fields of an `application/x-www-form-urlencoded` text, percent-decoded, in order.
+    static func formItems(_ text: String) -> [(String, String)] {
+        text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
             return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")

@@ -39,8 +39,7 @@ public final class DemoClient: Sendable {
 
     /// Logs in and keeps the token.
     public func logIn(username: String, password: String) async throws(WattleError) {
-        let response = try await session.post("api/login", parameters: ["username": username, "password": password])
-        try await session.signIn(with: try AuthToken(oauthResponse: response))
+        try await session.signIn(at: "api/login", parameters: ["username": username, "password": password])
     }
 
     /// Forgets the token.

@@ -57,16 +57,12 @@ struct AuthCommand: AsyncParsableCommand {
                 let settings = connection.settings
                 let origin = try settings.origin(of: url)
                 let configuration = try settings.configuration(origin: origin)
-                // The login goes out without the token kept from before: an expired one would
-                // be refreshed first (failing the login when its refresh token was revoked, the
-                // usual reason to sign in again), and a wrong password's 401 would be taken
-                // for a refused token instead of exiting 4.
-                var anonymous = configuration
-                anonymous.authenticator = nil
-                let response = try await Session(configuration: anonymous).post(
-                    url, parameters: ["username": username, "password": secret])
-                let token = try AuthToken(oauthResponse: response)
-                try await Session(configuration: configuration).signIn(with: token)
+                // signIn(at:) sends the login without the token kept from before: an expired
+                // one would be refreshed first (failing the login when its refresh token was
+                // revoked, the usual reason to sign in again), and a wrong password's 401
+                // would be taken for a refused token instead of exiting 4.
+                let token = try await Session(configuration: configuration).signIn(
+                    at: url, parameters: ["username": username, "password": secret])
                 print("Signed in to \(origin.absoluteString) as \(username): \(token)")
             }
         }

@@ -7,7 +7,7 @@
 ///         store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!),
 ///         refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
 /// })
-/// try await session.signIn(with: AuthToken(oauthResponse: try await session.post("auth/login", parameters: [...])))
+/// try await session.signIn(at: "auth/login", parameters: ["username": user, "password": password])
 /// let me = try await session.get("me")   // Authorization: Bearer … added, refreshed on 401
 /// ```
 ///
@@ -17,11 +17,15 @@
 /// token cause one refresh; they wait for it, then retry once with the new token. A request
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
-/// used, and a warning logged). A failed refresh fails every waiting request with
-/// ``WattleError/authenticationFailed(reason:)``. When ``isRefreshRejected`` says the server
-/// refused the refresh token itself, the store is read again first: a token another process
-/// saved meanwhile (it refreshed with the same refresh token) is used instead; otherwise the
-/// token is cleared, in the store only while it still holds the refused one.
+/// used, and a warning logged). A refresh that cannot reach the server fails every waiting
+/// request with that error (``WattleError/cannotConnect(host:port:reason:)``,
+/// ``WattleError/timedOut(phase:after:url:)`` and the like, which a ``RetryPolicy`` may
+/// retry); any other failed refresh fails them with
+/// ``WattleError/authenticationFailed(reason:)``. Either way the token is kept. When
+/// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
+/// again first: a token another process saved meanwhile (it refreshed with the same refresh
+/// token) is used instead; otherwise the token is cleared, in the store only while it still
+/// holds the refused one.
 public struct Authenticator: Sendable {
     /// Obtains a new token from the current one. `session` sends requests without this
     /// authenticator (the refresh call itself is never authenticated or refreshed).

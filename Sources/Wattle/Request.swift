@@ -29,6 +29,9 @@ public struct Request: Sendable, CustomStringConvertible {
     public var body: RequestBody
     /// The total timeout for this request, replacing ``Timeouts/total``.
     public var timeout: Duration?
+    /// Whether the session's stored token goes with this request. Default
+    /// ``Authentication-swift.enum/automatic``.
+    public var authentication: Authentication
 
     /// Creates a request.
     public init(
@@ -37,7 +40,8 @@ public struct Request: Sendable, CustomStringConvertible {
         query: Parameters = [:],
         headers: HTTPHeaders = [:],
         body: RequestBody = .none,
-        timeout: Duration? = nil
+        timeout: Duration? = nil,
+        authentication: Authentication = .automatic
     ) {
         self.endpoint = endpoint
         self.method = method
@@ -45,6 +49,7 @@ public struct Request: Sendable, CustomStringConvertible {
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.authentication = authentication
     }
 
     /// `METHOD endpoint`, with credential-looking query values redacted.

@@ -3,15 +3,47 @@ extension Session {
     /// sent with every request to the base URL's origin from now on.
     ///
     /// ```swift
-    /// let login = try await session.post("auth/login", parameters: ["username": user, "password": password])
-    /// try await session.signIn(with: AuthToken(oauthResponse: login))
+    /// let login = Request(
+    ///     "auth/login", method: .post, body: .json(["username": user, "password": password]),
+    ///     authentication: .none)
+    /// try await session.signIn(with: AuthToken(oauthResponse: try await session.send(login)))
     /// ```
+    ///
+    /// ``signIn(at:parameters:encoding:)`` does this for an OAuth 2 token response.
     ///
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
     ///   configured or the store cannot save.
     public func signIn(with token: AuthToken) async throws(WattleError) {
         guard let auth else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
         try await auth.signIn(token)
+    }
+
+    /// POSTs `parameters` to a sign-in endpoint without the stored token, reads the OAuth 2
+    /// token response (``AuthToken/init(oauthResponse:previous:)``) and signs in with it.
+    ///
+    /// ```swift
+    /// let token = try await session.signIn(at: "auth/login", parameters: ["username": user, "password": password])
+    /// ```
+    ///
+    /// The call is ``Request/Authentication-swift.enum/none``: a token kept from before is not
+    /// sent or refreshed, so a revoked one cannot fail the sign-in, and a wrong password's
+    /// refusal is the error.
+    ///
+    /// - Returns: The token now stored.
+    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
+    ///   configured (nothing is sent) or the store cannot save; the sign-in call's own error,
+    ///   such as ``WattleError/httpStatus(_:)`` with the server's answer to a wrong password;
+    ///   ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the answer is not a token.
+    @discardableResult
+    public func signIn(
+        at endpoint: String, parameters: Parameters, encoding: ParameterEncoding = .json
+    ) async throws(WattleError) -> AuthToken {
+        guard auth != nil else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
+        var request = encoding.request(endpoint, method: .post, parameters: parameters, headers: [:])
+        request.authentication = .none
+        let token = try AuthToken(oauthResponse: try await send(request))
+        try await signIn(with: token)
+        return token
     }
 
     /// Clears the stored token; requests go out without one.

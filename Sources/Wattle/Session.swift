@@ -118,14 +118,14 @@ public final class Session: Sendable {
         _ request: Request, download: TransportRequest.DownloadTarget?
     ) async throws(WattleError) -> Response {
         let prepared = try prepare(request, download: download)
-        let explicitAuthorization = request.headers.contains("Authorization")
+        let usesToken = request.authentication == .automatic && !request.headers.contains("Authorization")
         guard let retry = configuration.retry else {
-            return try await sendAuthenticated(prepared, explicitAuthorization: explicitAuthorization)
+            return try await sendAuthenticated(prepared, usesToken: usesToken)
         }
         var attempt = 1
         while true {
             do {
-                return try await sendAuthenticated(prepared, explicitAuthorization: explicitAuthorization)
+                return try await sendAuthenticated(prepared, usesToken: usesToken)
             } catch {
                 guard let delay = retry.delay(after: error, attempt: attempt, method: request.method) else { throw error }
                 configuration.logger.debug(
@@ -143,12 +143,13 @@ public final class Session: Sendable {
     /// Adds the token for the API's origin; on an auth failure, refreshes (once for all
     /// concurrent requests) and retries once.
     ///
-    /// - Parameter explicitAuthorization: the caller set `Authorization` itself; it is left alone.
+    /// - Parameter usesToken: false when the request opted out (``Request/Authentication-swift.enum/none``)
+    ///   or set `Authorization` itself; it is then sent as it is.
     func sendAuthenticated(
-        _ prepared: TransportRequest, explicitAuthorization: Bool
+        _ prepared: TransportRequest, usesToken: Bool
     ) async throws(WattleError) -> Response {
-        guard let auth, let authenticator = configuration.authenticator, let baseOrigin,
-            !explicitAuthorization, Origin(prepared.target) == baseOrigin
+        guard usesToken, let auth, let authenticator = configuration.authenticator, let baseOrigin,
+            Origin(prepared.target) == baseOrigin
         else {
             return try await execute(prepared)
         }

@@ -354,6 +354,27 @@ struct CLITests {
         try await server.stop()
     }
 
+    @Test("a refresh that fails in TLS exits 2 with that error, and the token stays kept")
+    func unreachableRefreshExitsTwo() async throws {
+        let server = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let issued = server.api.issueTokens()
+        let kept = try await CLI.run(["auth", "set-token", issued.access, "--refresh-token", issued.refresh, "--expires-in", "0"] + common)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        // The refresh goes to a self-signed host that is not allowlisted: TLS refuses it.
+        let untrusted = try await Servers.tls.value.url("api/refresh").absoluteString
+        let failed = try await CLI.run(["api/whoami", "--refresh-path", untrusted] + common)
+        #expect(failed.status == 2, "\(failed.stderr)")
+        #expect(failed.stderr.contains("The certificate of 127.0.0.1 is not trusted"), "\(failed.stderr)")
+        #expect(!failed.stderr.contains(issued.refresh))
+        let refreshed = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(server.stats.hits("/api/refresh") == 1)
+        try await server.stop()
+    }
+
     @Test("WATTLE_BASE_URL, WATTLE_PASSWORD, WATTLE_REFRESH_PATH and WATTLE_LOG_LEVEL stand in for options")
     func environmentVariables() async throws {
         let server = try await Servers.plain.value

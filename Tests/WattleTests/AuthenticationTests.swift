@@ -115,8 +115,62 @@ struct AuthenticationTests {
         fixture.server.api.expireAccessTokens()
         let errors = await concurrentErrors(fixture.session, count: 20)
         #expect(errors.count == 20)
+        for error in errors {
+            guard case .authenticationFailed(let reason) = error else {
+                Issue.record("expected authenticationFailed, got \(error)")
+                continue
+            }
+            #expect(reason.contains("HTTP 503"))
+        }
         #expect(fixture.server.stats.hits("/api/refresh") == 1)
         #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test("a refresh that cannot reach the server fails with that error, keeps the token, and a retry policy retries it")
+    func unreachableRefresh() async throws {
+        let unreachable = "http://127.0.0.1:\(try refusedPort())/api/refresh"
+        let calls = Mutex(0)
+        // The first refresh goes to a closed port, the next ones to the server.
+        let refresh: Authenticator.Refresh = { current, session in
+            let first = calls.withLock { count in
+                count += 1
+                return count == 1
+            }
+            return try await Authenticator.postRefreshToken(to: first ? unreachable : "api/refresh")(current, session)
+        }
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = refresh
+        }
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) { error in
+            guard case .cannotConnect(let host, _, _) = error else { return false }
+            return host == "127.0.0.1"
+        }
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(calls.withLock { $0 } == 2)
+
+        calls.withLock { $0 = 0 }
+        let retrying = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = refresh
+            $0.retry = RetryPolicy(maximumAttempts: 2, baseDelay: .milliseconds(10))
+        }
+        #expect(try await retrying.session.get("api/whoami").statusCode == 200)
+        #expect(calls.withLock { $0 } == 2)
+        #expect(retrying.server.stats.hits("/api/refresh") == 1)
+        #expect(try await retrying.store.load()?.refreshToken != retrying.tokens.refresh)
+        try await fixture.server.stop()
+        try await retrying.server.stop()
+    }
+
+    @Test("a refresh can post a form, and the demo API reads it")
+    func formRefresh() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "api/refresh", encoding: .form)
+        }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(try await fixture.store.load()?.refreshToken != fixture.tokens.refresh)
         try await fixture.server.stop()
     }
 

@@ -114,6 +114,22 @@ func remember() throws {
 }
 
 import Wattle
+
+func signedIn(username: String, password: String) async throws {
+    let api = URL(string: "https://api.example.com/v1/")!
+    let session = Session(configuration: Configuration {
+        $0.baseURL = api
+        $0.authenticator = Authenticator(
+            store: KeychainTokenStore(origin: api),
+            refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
+    })
+    if try await !session.isSignedIn {
+        try await session.signIn(at: "auth/login", parameters: ["username": username, "password": password])
+    }
+    print(try await session.get("me").statusCode)  // sent with Authorization: Bearer …
+}
+
+import Wattle
 import WattleTesting
 
 func stubbed() async throws {

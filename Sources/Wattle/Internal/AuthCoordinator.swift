@@ -168,7 +168,7 @@ actor AuthCoordinator {
                 fresh = try await refresh(current, session)
             } catch {
                 guard rejected(error) else {
-                    let failure = WattleError.authenticationFailed(reason: "the token refresh failed: \(error)")
+                    let failure = Self.refreshFailure(error)
                     self.finish(.failure(failure))
                     self.logger.debug("token refresh failed (version \(self.version))")
                     throw failure
@@ -189,6 +189,24 @@ actor AuthCoordinator {
         }
         inFlight = task
         return task
+    }
+
+    /// The error for a refresh that failed other than by a refused refresh token. A failure to
+    /// reach the server (no connection, a timeout, a lost connection, TLS, the proxy) is the
+    /// requests' error as it is: the cause, what a retry policy judges and a CLI reports as a
+    /// network error. Anything else (a status, an answer that is not a token, a refresh
+    /// closure's own error) is ``WattleError/authenticationFailed(reason:)`` saying so.
+    static func refreshFailure(_ error: any Error) -> WattleError {
+        if let error = error as? WattleError {
+            switch error {
+            case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
+                .pinMismatch, .transport, .cancelled, .authenticationFailed:
+                return error
+            default:
+                break
+            }
+        }
+        return .authenticationFailed(reason: "the token refresh failed: \(error)")
     }
 
     /// The server rejected the refresh token of `current`. Another process sharing the store

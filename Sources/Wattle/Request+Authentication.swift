@@ -1,0 +1,21 @@
+extension Request {
+    /// Whether a request carries the session's stored token.
+    ///
+    /// ```swift
+    /// let login = Request(
+    ///     "auth/login", method: .post, body: .json(["username": user, "password": password]),
+    ///     authentication: .none)   // a wrong password's 401 is the error, not a refused token
+    /// try await session.signIn(with: AuthToken(oauthResponse: try await session.send(login)))
+    /// ```
+    public enum Authentication: Sendable, Hashable {
+        /// With an ``Configuration/authenticator``, a request to the base URL's origin carries
+        /// the stored token (refreshed first when it has expired), and a refusal of it
+        /// refreshes and retries once. The default. An `Authorization` header set on the
+        /// request itself is left alone, and then nothing is refreshed.
+        case automatic
+        /// The request goes out without the stored token, and a 401 is its error
+        /// (``WattleError/httpStatus(_:)``) like any status: nothing is refreshed, retried or
+        /// cleared. For sign-in and other calls made before or instead of the token.
+        case none
+    }
+}

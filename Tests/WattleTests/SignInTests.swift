@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+import WattleTesting
+
+@Suite("Sign-in and other calls made without the stored token")
+struct SignInTests {
+    @Test("a request with authentication .none carries no token, and its 401 is the error: nothing refreshed or cleared")
+    func requestWithoutToken() async throws {
+        let fixture = try await AuthFixture.make()
+        let session = fixture.session
+        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(fixture.tokens.access)")
+        let bare = try await session.send(Request("echo", authentication: .none))
+        #expect(try bare.decode(Echo.self).header("Authorization") == nil)
+
+        await expectWattleError({ _ = try await session.send(Request("api/whoami", authentication: .none)) }) {
+            $0.response?.statusCode == 401
+        }
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        #expect(try await fixture.store.load()?.accessToken == fixture.tokens.access)
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        try await fixture.server.stop()
+    }
+
+    @Test("signIn(at:) with a kept token whose refresh token was revoked signs in without trying to refresh it")
+    func signInPastARevokedToken() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.rejectRefresh = true }
+        let token = try await fixture.session.signIn(at: "api/login", parameters: ["username": "demo", "password": "wattle"])
+        #expect(token.accessToken != fixture.tokens.access)
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        #expect(fixture.server.stats.hits("/api/login") == 1)
+        #expect(try await fixture.store.load()?.accessToken == token.accessToken)
+        let whoami = try await fixture.session.get("echo").decode(Echo.self)
+        #expect(whoami.header("Authorization") == "Bearer \(token.accessToken)")
+        try await fixture.server.stop()
+    }
+
+    @Test("a wrong password fails signIn(at:) with the server's 401 and body, leaving the kept token and refreshing nothing")
+    func wrongPassword() async throws {
+        let fixture = try await AuthFixture.make()
+        await expectWattleError({
+            _ = try await fixture.session.signIn(at: "api/login", parameters: ["username": "demo", "password": "nope"])
+        }) { error in
+            guard let response = error.response else { return false }
+            return response.statusCode == 401 && (response.string ?? "").contains("invalid_credentials")
+                && !error.description.contains("nope")
+        }
+        #expect(fixture.server.stats.hits("/api/login") == 1)
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test("signIn(at:) form-encodes when asked, and reads the token from the answer")
+    func formSignIn() async throws {
+        let server = try await DemoServer.start()
+        let store = InMemoryTokenStore()
+        let session = makeSession(server) { $0.authenticator = Authenticator(store: store) }
+        let token = try await session.signIn(
+            at: "api/login", parameters: ["username": "demo", "password": "wattle"], encoding: .form)
+        #expect(try await store.load() == token)
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        try await server.stop()
+    }
+
+    @Test("signIn(at:) on a session with no authenticator fails before sending the password")
+    func signInNeedsAnAuthenticator() async throws {
+        let server = try await DemoServer.start()
+        let session = makeSession(server)
+        await expectWattleError({
+            _ = try await session.signIn(at: "api/login", parameters: ["username": "demo", "password": "wattle"])
+        }) {
+            if case .authenticationFailed = $0 { return true }
+            return false
+        }
+        #expect(server.stats.hits("/api/login") == 0)
+        try await server.stop()
+    }
+}
