@@ -26,6 +26,9 @@ public final class DemoAPI: Sendable {
         public var rejectRefresh = false
         /// When true, `/api/refresh` answers 503 (a server fault, not a rejected token).
         public var failRefreshWithServerError = false
+        /// When true, `/api/login` and `/api/refresh` read only form bodies, as an OAuth 2
+        /// token endpoint does (RFC 6749); a JSON body gets 415.
+        public var formBodiesOnly = false
         /// The accepted username and password.
         public var username = "demo"
         /// The accepted password.
@@ -82,10 +85,11 @@ public final class DemoAPI: Sendable {
         guard request.path.hasPrefix("/api/") else { return nil }
         let parts = request.path.split(separator: "/").map(String.init).dropFirst()
         switch (request.method, Array(parts)) {
-        case ("POST", ["login"]):
-            return login(request)
-        case ("POST", ["refresh"]):
-            return refresh(request)
+        case ("POST", ["login"]), ("POST", ["refresh"]):
+            if state.withLock({ $0.settings.formBodiesOnly }), !Self.isForm(request) {
+                return TestRoutes.json(415, ["error": "invalid_request", "message": "the body must be application/x-www-form-urlencoded"])
+            }
+            return parts.last == "login" ? login(request) : refresh(request)
         default:
             break
         }
@@ -129,9 +133,13 @@ public final class DemoAPI: Sendable {
         }
     }
 
+    private static func isForm(_ request: RouteRequest) -> Bool {
+        request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true
+    }
+
     /// The body's fields: a JSON object, or a form when the body says it is one.
     private func body(_ request: RouteRequest) -> [String: Any] {
-        if request.header("Content-Type")?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true {
+        if Self.isForm(request) {
             let items = RouteRequest.formItems(String(decoding: request.body, as: UTF8.self))
             return Dictionary(items, uniquingKeysWith: { first, _ in first })
         }

@@ -25,7 +25,8 @@
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
 /// again first: a token another process saved meanwhile (it refreshed with the same refresh
 /// token) is used instead; otherwise the token is cleared, in the store only while it still
-/// holds the refused one.
+/// holds the refused one. A sign-in or sign-out made while a refresh runs wins: the refresh's
+/// outcome is dropped, and the waiting requests take the signed-in token.
 public struct Authenticator: Sendable {
     /// Obtains a new token from the current one. `session` sends requests without this
     /// authenticator (the refresh call itself is never authenticated or refreshed).
@@ -47,7 +48,8 @@ public struct Authenticator: Sendable {
     /// A token that expires within this margin is refreshed before it is sent. Default 10 s.
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes per ``refreshWindow``; more fail with
-    /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. Default 5.
+    /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
+    /// that failed without reaching the server is not counted. Default 5.
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
     public var refreshWindow: Duration = .seconds(60)

@@ -14,8 +14,9 @@ extension Request {
         /// request itself is left alone, and then nothing is refreshed.
         case automatic
         /// The request goes out without the stored token, and a 401 is its error
-        /// (``WattleError/httpStatus(_:)``) like any status: nothing is refreshed, retried or
-        /// cleared. For sign-in and other calls made before or instead of the token.
+        /// (``WattleError/httpStatus(_:)``) like any status: the token is not refreshed or
+        /// cleared for it, and the request is not sent again with a token. For sign-in and
+        /// other calls made before or instead of the token.
         case none
     }
 }

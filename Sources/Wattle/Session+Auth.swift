@@ -31,7 +31,9 @@ extension Session {
     ///
     /// - Returns: The token now stored.
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
-    ///   configured (nothing is sent) or the store cannot save; the sign-in call's own error,
+    ///   configured (nothing is sent) or the store cannot save;
+    ///   ``WattleError/invalidRequest(reason:)`` for `encoding: .query` (a password in a URL
+    ///   ends up in access logs; nothing is sent); the sign-in call's own error,
     ///   such as ``WattleError/httpStatus(_:)`` with the server's answer to a wrong password;
     ///   ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the answer is not a token.
     @discardableResult
@@ -39,6 +41,9 @@ extension Session {
         at endpoint: String, parameters: Parameters, encoding: ParameterEncoding = .json
     ) async throws(WattleError) -> AuthToken {
         guard auth != nil else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
+        guard encoding != .query else {
+            throw .invalidRequest(reason: "sign-in parameters go in the body (.json or .form), never in the URL, where logs keep them")
+        }
         var request = encoding.request(endpoint, method: .post, parameters: parameters, headers: [:])
         request.authentication = .none
         let token = try AuthToken(oauthResponse: try await send(request))

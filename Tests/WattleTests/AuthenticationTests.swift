@@ -163,11 +163,82 @@ struct AuthenticationTests {
         try await retrying.server.stop()
     }
 
-    @Test("a refresh can post a form, and the demo API reads it")
+    @Test("refreshes that cannot reach the server do not use up the refresh window: a retry policy gets through")
+    func unreachableRefreshesAreNotCounted() async throws {
+        let unreachable = "http://127.0.0.1:\(try refusedPort())/api/refresh"
+        let calls = Mutex(0)
+        // Six refreshes in a row fail to connect (the window allows 5); the seventh gets through.
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = { current, session in
+                let call = calls.withLock { count in
+                    count += 1
+                    return count
+                }
+                return try await Authenticator.postRefreshToken(to: call <= 6 ? unreachable : "api/refresh")(current, session)
+            }
+            $0.retry = RetryPolicy(maximumAttempts: 8, baseDelay: .milliseconds(1), maximumDelay: .milliseconds(2))
+        }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(calls.withLock { $0 } == 7)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        try await fixture.server.stop()
+    }
+
+    @Test("every request waiting on a refresh that cannot reach the server gets that error, from one refresh")
+    func unreachableRefreshFailsEveryWaiter() async throws {
+        let unreachable = "http://127.0.0.1:\(try refusedPort())/api/refresh"
+        let calls = Mutex(0)
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = { current, session in
+                calls.withLock { $0 += 1 }
+                try await Task.sleep(for: .milliseconds(200))  // the other requests pile up
+                return try await Authenticator.postRefreshToken(to: unreachable)(current, session)
+            }
+        }
+        let errors = await concurrentErrors(fixture.session, count: 20)
+        #expect(errors.count == 20)
+        for error in errors {
+            guard case .cannotConnect = error else {
+                Issue.record("expected cannotConnect, got \(error)")
+                continue
+            }
+        }
+        #expect(calls.withLock { $0 } == 1)
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test("a sign-in made while a refresh runs wins: the refreshed token is neither used nor stored")
+    func signInDuringRefreshWins() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.refreshDelay = .milliseconds(300) }
+        let session = fixture.session
+        let request = Task { try await session.get("echo").decode(Echo.self) }
+        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let other = fixture.server.api.issueTokens(for: "other")
+        let signedIn = AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
+        try await session.signIn(with: signedIn)
+        #expect(try await request.value.header("Authorization") == "Bearer \(other.access)")
+        #expect(try await fixture.store.load() == signedIn)
+        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(other.access)")
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        try await fixture.server.stop()
+    }
+
+    @Test("a refresh can post a form, as OAuth 2 token endpoints require")
     func formRefresh() async throws {
+        let json = try await AuthFixture.make(expiredOnClient: true)
+        json.server.api.configure { $0.formBodiesOnly = true }
+        await expectWattleError({ _ = try await json.session.get("api/whoami") }) {
+            if case .authenticationFailed(let reason) = $0 { return reason.contains("HTTP 415") }
+            return false
+        }
+        try await json.server.stop()
+
         let fixture = try await AuthFixture.make(expiredOnClient: true) {
             $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "api/refresh", encoding: .form)
         }
+        fixture.server.api.configure { $0.formBodiesOnly = true }
         #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         #expect(fixture.server.stats.hits("/api/refresh") == 1)
         #expect(try await fixture.store.load()?.refreshToken != fixture.tokens.refresh)

@@ -45,7 +45,6 @@ struct SignInTests {
         }) { error in
             guard let response = error.response else { return false }
             return response.statusCode == 401 && (response.string ?? "").contains("invalid_credentials")
-                && !error.description.contains("nope")
         }
         #expect(fixture.server.stats.hits("/api/login") == 1)
         #expect(fixture.server.stats.hits("/api/refresh") == 0)
@@ -53,13 +52,22 @@ struct SignInTests {
         try await fixture.server.stop()
     }
 
-    @Test("signIn(at:) form-encodes when asked, and reads the token from the answer")
+    @Test("signIn(at:) form-encodes when asked, never puts the password in the URL, and reads the token from the answer")
     func formSignIn() async throws {
         let server = try await DemoServer.start()
+        server.api.configure { $0.formBodiesOnly = true }
         let store = InMemoryTokenStore()
         let session = makeSession(server) { $0.authenticator = Authenticator(store: store) }
-        let token = try await session.signIn(
-            at: "api/login", parameters: ["username": "demo", "password": "wattle"], encoding: .form)
+        let credentials: Parameters = ["username": "demo", "password": "wattle"]
+        await expectWattleError({ _ = try await session.signIn(at: "api/login", parameters: credentials) }) {
+            $0.response?.statusCode == 415
+        }
+        await expectWattleError({ _ = try await session.signIn(at: "api/login", parameters: credentials, encoding: .query) }) {
+            if case .invalidRequest = $0 { return true }
+            return false
+        }
+        #expect(server.stats.hits("/api/login") == 1)
+        let token = try await session.signIn(at: "api/login", parameters: credentials, encoding: .form)
         #expect(try await store.load() == token)
         #expect(try await session.get("api/whoami").statusCode == 200)
         try await server.stop()

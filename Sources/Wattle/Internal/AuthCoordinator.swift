@@ -161,20 +161,32 @@ actor AuthCoordinator {
         let session = bareSession
         let store = authenticator.store
         let rejected = authenticator.isRefreshRejected
+        let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
             let fresh: AuthToken
             do {
                 fresh = try await refresh(current, session)
             } catch {
+                // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
+                guard self.version == startVersion else { return self.superseded() }
                 guard rejected(error) else {
                     let failure = Self.refreshFailure(error)
+                    switch failure {
+                    case .authenticationFailed:
+                        break
+                    default:
+                        // Not reaching the server is not what the window counts (a loop with a
+                        // server that answers): a retry policy's next attempts may refresh.
+                        if let index = self.refreshTimes.firstIndex(of: now) { self.refreshTimes.remove(at: index) }
+                    }
                     self.finish(.failure(failure))
                     self.logger.debug("token refresh failed (version \(self.version))")
                     throw failure
                 }
                 return try await self.refreshRejected(current, store: store)
             }
+            guard self.version == startVersion else { return self.superseded() }
             do {
                 try await store.save(fresh)
                 self.lastStoreToken = fresh
@@ -183,12 +195,40 @@ actor AuthCoordinator {
                 // for this session's requests rather than fail them; the store keeps the old.
                 self.logger.error("the refreshed token is in use but could not be saved: \(error)")
             }
+            guard self.version == startVersion else {
+                // A sign-in or sign-out completed while the new token was being saved, and its
+                // write may have landed first: write its outcome again.
+                await self.rewriteStore(replacing: fresh, store: store)
+                return self.superseded()
+            }
             self.finish(.success(fresh))
             self.logger.debug("token refreshed (version \(self.version))")
             return (fresh, self.version)
         }
         inFlight = task
         return task
+    }
+
+    /// Ends a refresh overtaken by a sign-in or sign-out: its outcome is dropped, and the
+    /// waiting requests take the token that the sign-in stored (none after a sign-out).
+    private func superseded() -> (AuthToken?, Int) {
+        inFlight = nil
+        logger.debug("token refresh overtaken by a sign-in or sign-out (version \(version))")
+        return (token, version)
+    }
+
+    /// Writes the current token (or its absence) to the store again over `fresh`.
+    private func rewriteStore(replacing fresh: AuthToken, store: any TokenStore) async {
+        do {
+            if let token {
+                try await store.save(token)
+                lastStoreToken = token
+            } else {
+                _ = try await store.clear(ifStill: fresh)
+            }
+        } catch {
+            logger.error("the store may hold a refreshed token from before the last sign-in or sign-out: \(error)")
+        }
     }
 
     /// The error for a refresh that failed other than by a refused refresh token. A failure to
@@ -200,7 +240,7 @@ actor AuthCoordinator {
         if let error = error as? WattleError {
             switch error {
             case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
-                .pinMismatch, .transport, .cancelled, .authenticationFailed:
+                .pinMismatch, .authenticationFailed:
                 return error
             default:
                 break
