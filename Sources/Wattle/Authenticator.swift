@@ -17,11 +17,9 @@
 /// token cause one refresh; they wait for it, then retry once with the new token. A request
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
-/// used, and a warning logged). A refresh that cannot reach the server fails every waiting
-/// request with that error (``WattleError/cannotConnect(host:port:reason:)``,
-/// ``WattleError/timedOut(phase:after:url:)`` and the like, which a ``RetryPolicy`` may
-/// retry); any other failed refresh fails them with
-/// ``WattleError/authenticationFailed(reason:)``. Either way the token is kept. When
+/// used, and a warning logged). A failed refresh fails every waiting request with
+/// ``WattleError/authenticationFailed(reason:)``, whose reason says why (a network error's
+/// own description, or the status the refresh call got), and keeps the token. When
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
 /// again first: a token another process saved meanwhile (it refreshed with the same refresh
 /// token) is used instead; otherwise the token is cleared, in the store only while it still
@@ -49,7 +47,8 @@ public struct Authenticator: Sendable {
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes per ``refreshWindow``; more fail with
     /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
-    /// that failed without reaching the server is not counted. Default 5.
+    /// that failed before the server answered (no connection, a timeout, TLS) is not counted,
+    /// so an outage does not lock refreshes out once the network is back. Default 5.
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
     public var refreshWindow: Duration = .seconds(60)

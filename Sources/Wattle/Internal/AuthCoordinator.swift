@@ -172,13 +172,10 @@ actor AuthCoordinator {
                 guard self.version == startVersion else { return self.superseded() }
                 guard rejected(error) else {
                     let failure = Self.refreshFailure(error)
-                    switch failure {
-                    case .authenticationFailed:
-                        break
-                    default:
-                        // Not reaching the server is not what the window counts (a loop with a
-                        // server that answers): a retry policy's next attempts may refresh.
-                        if let index = self.refreshTimes.firstIndex(of: now) { self.refreshTimes.remove(at: index) }
+                    if Self.neverReachedServer(error), let index = self.refreshTimes.firstIndex(of: now) {
+                        // The window stops a refresh loop with a server that answers; during an
+                        // outage it would lock refreshes out for its length once the network is back.
+                        self.refreshTimes.remove(at: index)
                     }
                     self.finish(.failure(failure))
                     self.logger.debug("token refresh failed (version \(self.version))")
@@ -231,22 +228,24 @@ actor AuthCoordinator {
         }
     }
 
-    /// The error for a refresh that failed other than by a refused refresh token. A failure to
-    /// reach the server (no connection, a timeout, a lost connection, TLS, the proxy) is the
-    /// requests' error as it is: the cause, what a retry policy judges and a CLI reports as a
-    /// network error. Anything else (a status, an answer that is not a token, a refresh
-    /// closure's own error) is ``WattleError/authenticationFailed(reason:)`` saying so.
+    /// The error for a refresh that failed other than by a refused refresh token:
+    /// ``WattleError/authenticationFailed(reason:)``, whose reason carries the cause (the
+    /// network error's own description, or the status the refresh call got).
     static func refreshFailure(_ error: any Error) -> WattleError {
-        if let error = error as? WattleError {
-            switch error {
-            case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
-                .pinMismatch, .authenticationFailed:
-                return error
-            default:
-                break
-            }
-        }
+        if let error = error as? WattleError, case .authenticationFailed = error { return error }
         return .authenticationFailed(reason: "the token refresh failed: \(error)")
+    }
+
+    /// Whether a refresh failed before the server answered: no address, no connection, a
+    /// timeout, a lost connection, TLS or the proxy.
+    static func neverReachedServer(_ error: any Error) -> Bool {
+        guard let error = error as? WattleError else { return false }
+        switch error {
+        case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate, .pinMismatch:
+            return true
+        default:
+            return false
+        }
     }
 
     /// The server rejected the refresh token of `current`. Another process sharing the store
