@@ -136,11 +136,23 @@ public struct Configuration: Sendable {
     }
 
     /// Whether and how far redirects are followed.
+    ///
+    /// Whatever the policy, a hop to another origin (scheme, host or port) carries no
+    /// credential header: `Authorization`, `Cookie`, `Proxy-Authorization`, the
+    /// ``Configuration/sensitiveHeaders``, and any header whose name says it holds a token, a
+    /// key, a secret, a password or a session. A 307 or 308 answering a request with a body is
+    /// not followed to another origin (the body could be a password, and the hop could be from
+    /// `https` to `http`): the 3xx is returned, as ``WattleError/httpStatus(_:)``, unless
+    /// ``resendsBodyToOtherOrigins`` allows it.
     public struct RedirectPolicy: Sendable, Hashable {
         /// The most redirects followed for one request; `0` follows none.
         public var maximumHops: Int
+        /// Whether a 307 or 308 is followed to another origin with the request's body. Default false.
+        public var resendsBodyToOtherOrigins = false
         /// Follows up to `maximumHops` redirects.
-        public static func follow(maximumHops: Int) -> RedirectPolicy { RedirectPolicy(maximumHops: maximumHops) }
+        public static func follow(maximumHops: Int, resendingBodyToOtherOrigins: Bool = false) -> RedirectPolicy {
+            RedirectPolicy(maximumHops: maximumHops, resendsBodyToOtherOrigins: resendingBodyToOtherOrigins)
+        }
         /// Follows no redirect: a 3xx response is returned as an ``WattleError/httpStatus(_:)`` error.
         public static let none = RedirectPolicy(maximumHops: 0)
     }

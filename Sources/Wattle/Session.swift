@@ -158,7 +158,10 @@ public final class Session: Sendable {
         }
         do {
             return try await execute(try Self.authorizing(prepared, with: token))
-        } catch .httpStatus(let response) where authenticator.isAuthenticationFailure(response) {
+        } catch .httpStatus(let response)
+            where Origin(response.url) == baseOrigin && authenticator.isAuthenticationFailure(response)
+        {
+            // (A 401 from another origin, after a redirect, did not see the token: not its refusal.)
             let retryToken: AuthToken
             if authenticator.refresh == nil {
                 // No way to refresh: a request sent with an older token than the current one

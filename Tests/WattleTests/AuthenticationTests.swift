@@ -196,6 +196,19 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("a 401 from another origin, after a redirect, refreshes nothing: it never saw the token")
+    func otherOriginsRefusalIsNotTheTokens() async throws {
+        let fixture = try await AuthFixture.make()
+        let other = try await DemoServer.start()
+        await expectWattleError({
+            _ = try await fixture.session.get("redirect/302", parameters: ["to": other.url("api/whoami").absoluteString])
+        }) { $0.response?.statusCode == 401 && $0.response?.url.port == other.port }
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        #expect(other.stats.hits("/api/whoami") == 1)
+        try await other.stop()
+        try await fixture.server.stop()
+    }
+
     @Test("a refresh can post a form, as OAuth 2 token endpoints require")
     func formRefresh() async throws {
         let json = try await AuthFixture.make(expiredOnClient: true)

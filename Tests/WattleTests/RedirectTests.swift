@@ -89,6 +89,48 @@ struct RedirectTests {
         }
     }
 
+    @Test("headers whose names say they hold a credential are dropped across origins, with no configuration")
+    func credentialLookingHeadersDroppedAcrossOrigins() async throws {
+        let server = try await TestServer.shared()
+        let other = try await TestServer.other()
+        let headers: HTTPHeaders = [
+            "PRIVATE-TOKEN": "glpat-1", "X-Goog-Api-Key": "k", "X-Vault-Token": "v", "X-Session-Id": "s",
+            "X-Client-Secret": "c", "X-Trace": "t",
+        ]
+        let echo = try await makeSession(server).send(
+            Request("redirect/302", query: ["to": other.url("echo").absoluteString], headers: headers)
+        ).decode(Echo.self)
+        for name in ["PRIVATE-TOKEN", "X-Goog-Api-Key", "X-Vault-Token", "X-Session-Id", "X-Client-Secret"] {
+            #expect(echo.header(name) == nil, "\(name) went to the other origin")
+        }
+        #expect(echo.header("X-Trace") == "t")
+        let same = try await makeSession(server).send(Request("redirect/307", headers: headers)).decode(Echo.self)
+        #expect(same.header("PRIVATE-TOKEN") == "glpat-1")
+    }
+
+    @Test("a 307 or 308 keeping a body is not followed to another origin unless allowed", arguments: [307, 308])
+    func bodyNotResentToOtherOrigins(status: Int) async throws {
+        let server = try await TestServer.shared()
+        let other = try await TestServer.other()
+        let path = "echo/\(UUID().uuidString)"  // the other tests share this server
+        let target = other.url(path).absoluteString
+        let login = Request("redirect/\(status)", method: .post, query: ["to": target], body: .json(["password": "hunter2"]))
+        await expectWattleError({ _ = try await makeSession(server).send(login) }) {
+            $0.response?.statusCode == status && $0.response?.headers["Location"] == target
+        }
+        #expect(other.stats.hits("/" + path) == 0)
+        // Same origin: followed with the body. A 303 to another origin: followed as a GET without it.
+        #expect(try await makeSession(server).send(Request("redirect/\(status)", method: .post, body: .json(["a": 1])))
+            .decode(Echo.self).body == #"{"a":1}"#)
+        let seeOther = try await makeSession(server).send(
+            Request("redirect/303", method: .post, query: ["to": target], body: .json(["password": "hunter2"])))
+        #expect(try seeOther.decode(Echo.self).method == "GET")
+        // Allowed: followed, body and all.
+        let allowing = makeSession(server) { $0.redirects = .follow(maximumHops: 5, resendingBodyToOtherOrigins: true) }
+        let resent = try await allowing.send(login).decode(Echo.self)
+        #expect(resent.method == "POST" && resent.body == #"{"password":"hunter2"}"#)
+    }
+
     @Test("credentials are kept on a same-origin redirect")
     func credentialsKeptOnSameOrigin() async throws {
         let server = try await TestServer.shared()

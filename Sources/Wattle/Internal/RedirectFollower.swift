@@ -53,13 +53,22 @@ enum RedirectFollower {
             next.headers.remove("Content-Length")
         }
         if Origin(request.target) != Origin(next.target) {
-            for field in next.headers where
-                credentialHeaders.contains(field.name.lowercased()) || configuration.isSensitiveHeader(field.name)
-            {
+            if next.body != nil || next.bodyFile != nil, !configuration.redirects.resendsBodyToOtherOrigins {
+                return nil  // a 307/308 keeping a body: the 3xx is the answer
+            }
+            for field in next.headers where isCredential(field.name, configuration) {
                 next.headers.remove(field.name)
             }
         }
         return next
+    }
+
+    /// Whether a header is not carried to another origin: the credential headers, the
+    /// configuration's sensitive ones, and any whose name says it holds a credential
+    /// (`PRIVATE-TOKEN`, `X-Goog-Api-Key`, `X-Vault-Token`, `X-Session-Id`…).
+    static func isCredential(_ name: String, _ configuration: Configuration) -> Bool {
+        credentialHeaders.contains(name.lowercased()) || configuration.isSensitiveHeader(name)
+            || Redaction.isSensitiveName(name)
     }
 }
 
