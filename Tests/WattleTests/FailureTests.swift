@@ -5,6 +5,14 @@ import WattleDemoServer
 
 @Suite("Timeouts, refused connections, unknown hosts and dropped connections give the right error, promptly")
 struct FailureTests {
+    @Test("a timeout too long to count in milliseconds means no limit, not a crash")
+    func hugeTimeouts() async throws {
+        let session = makeSession(try await TestServer.shared()) {
+            $0.timeouts = Timeouts(connect: .seconds(Int64.max), total: .seconds(Int64.max), stall: .seconds(Int64.max))
+        }
+        #expect(try await session.send(Request("echo", timeout: .seconds(Int64.max / 2))).statusCode == 200)
+    }
+
     @Test("the connect timeout fires during a TLS handshake that never completes")
     func connectTimeout() async throws {
         let silent = try SilentServer()

@@ -36,6 +36,28 @@ struct HTTP2Tests {
         try await server.stop()
     }
 
+    @Test("a total timeout on a stream multiplexed on an open connection is reported as the total timeout")
+    func totalTimeoutOnAMultiplexedStream() async throws {
+        let server = try await server()
+        let session = session(server)
+        #expect(try await session.get("echo").metrics.httpVersion == "2")
+        await expectWattleError({ _ = try await session.send(Request("delay/3000", timeout: .milliseconds(300))) }) {
+            if case .timedOut(phase: .total, let after, _) = $0 { return after == .milliseconds(300) }
+            return false
+        }
+        // A total timeout shorter than the connect timeout, on a new connection, names the total too.
+        let fresh = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.timeouts.total = .milliseconds(300)
+        }
+        await expectWattleError({ _ = try await fresh.get("delay/3000") }) {
+            if case .timedOut(phase: .total, let after, _) = $0 { return after == .milliseconds(300) }
+            return false
+        }
+        try await server.stop()
+    }
+
     @Test("a session asking for HTTP/1.1 gets it from the same server (ALPN offers both)")
     func http1Fallback() async throws {
         let server = try await server()

@@ -52,6 +52,19 @@ struct HeaderTests {
         #expect(gzip.string == #"{"compressed":true,"message":"hello from gzip"}"#)
     }
 
+    @Test("a header value that differs from the last request's only in Unicode normalisation is sent as given")
+    func headerBytesNotNormalised() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let composed = "caf\u{E9}"  // é as one scalar
+        let decomposed = "cafe\u{301}"  // e and a combining accent: == composed for String
+        #expect(composed == decomposed)
+        for value in [composed, decomposed, composed] {
+            let echo = try await session.send(Request("echo", headers: ["X-Name": value])).decode(Echo.self)
+            #expect(Array(echo.header("X-Name")?.utf8 ?? "".utf8) == Array(value.utf8))
+        }
+    }
+
     @Test("an empty header value is sent as empty")
     func emptyValue() async throws {
         let server = try await TestServer.shared()

@@ -426,7 +426,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
             if request.download != nil {
-                body.append(contentsOf: bytes.prefix(limit - body.count))
+                body.append(contentsOf: bytes.prefix(max(0, limit - body.count)))
                 abort = .errorBodyCut
             } else {
                 abort = .tooLarge
@@ -662,7 +662,7 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return .cannotConnect(host: host, port: port, reason: reason)
         case CURLE_OPERATION_TIMEDOUT:
-            return timeoutError(message: message, easy: easy)
+            return timeoutError(message: message)
         case CURLE_PEER_FAILED_VERIFICATION:
             return .untrustedCertificate(host: host, reason: Self.certificateReason(message))
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
@@ -740,16 +740,16 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    private func timeoutError(message: String, easy: UnsafeMutableRawPointer) -> WattleError {
+    /// Which limit fired. The connection phase is over once the pre-request callback ran
+    /// (connected, TLS included, on a new or a reused connection). libcurl's connect and
+    /// handshake times cannot tell: they are zero for a stream multiplexed on an open HTTP/2
+    /// connection, whose total timeout was reported as a connect timeout.
+    private func timeoutError(message: String) -> WattleError {
         let lower = message.lowercased()
-        var connected: curl_off_t = 0
-        var handshaken: curl_off_t = 0
-        _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connected)
-        _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_APPCONNECT_TIME_T, &handshaken)
-        let isTLS = request.target.isHTTPS
-        if lower.contains("connection timed out") || lower.contains("resolving timed out")
-            || lower.contains("ssl connection timeout") || connected == 0 || (isTLS && handshaken == 0)
-        {
+        let connecting = !connected || lower.contains("connection timed out") || lower.contains("resolving timed out")
+            || lower.contains("ssl connection timeout")
+        // While connecting, libcurl applies the shorter of the two limits.
+        if connecting, request.timeouts.total.map({ $0 >= request.timeouts.connect }) ?? true {
             return .timedOut(phase: .connect, after: request.timeouts.connect, url: request.url)
         }
         return .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
@@ -775,9 +775,13 @@ final class CurlTransfer: @unchecked Sendable {
         return message
     }
 
+    /// Whole milliseconds, at most `Int.max` (a timeout of `.seconds(Int64.max)` is "never").
     static func milliseconds(_ duration: Duration) -> Int {
         let (seconds, attoseconds) = duration.components
-        return Int(seconds) * 1000 + Int(attoseconds / 1_000_000_000_000_000)
+        let (whole, overflow) = Int(seconds).multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? 0 : Int.max }
+        let (total, carry) = whole.addingReportingOverflow(Int(attoseconds / 1_000_000_000_000_000))
+        return carry ? Int.max : total
     }
 
     /// Whether no byte has moved for the stall timeout, as of `now` (engine thread).

@@ -1,5 +1,9 @@
 import CCurl
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A curl easy handle the engine keeps between transfers (engine thread only).
 ///
 /// The options that are the same for every transfer of a session (protocols, signals, the
@@ -35,11 +39,9 @@ final class EasyHandle {
         proxy = settings.proxyEndpoint
         errorBuffer = .allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
-        guard setFixedOptions(settings) == nil else {
-            curl_easy_cleanup(easy)
-            errorBuffer.deallocate()
-            return nil
-        }
+        // Every stored property is set by now, so returning nil runs `deinit`, which frees the
+        // handle and the buffer (freeing them here too was a double free).
+        guard setFixedOptions(settings) == nil else { return nil }
     }
 
     deinit {
@@ -105,7 +107,7 @@ final class EasyHandle {
     /// The `CURLOPT_HTTPHEADER` list for these fields (``headerLines(for:hasBody:)``), built
     /// only when they differ from the last transfer's.
     func headerList(for headers: HTTPHeaders, hasBody: Bool) -> UnsafeMutablePointer<curl_slist>? {
-        if let source = headerListSource, source.hasBody == hasBody, source.headers == headers {
+        if let source = headerListSource, source.hasBody == hasBody, Self.sameBytes(source.headers, headers) {
             return headerList
         }
         var list: UnsafeMutablePointer<curl_slist>?
@@ -114,6 +116,26 @@ final class EasyHandle {
         headerList = list
         headerListSource = (headers, hasBody)
         return list
+    }
+
+    /// Whether two header sets are the same bytes. Not `==`: `String`'s equality is Unicode
+    /// canonical equivalence, under which `"café"` written with `é` and with `e` plus a
+    /// combining accent are equal, and the second request would send the first one's bytes.
+    static func sameBytes(_ a: HTTPHeaders, _ b: HTTPHeaders) -> Bool {
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where !sameBytes(x.name, y.name) || !sameBytes(x.value, y.value) {
+            return false
+        }
+        return true
+    }
+
+    private static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let contiguous = a.utf8.withContiguousStorageIfAvailable { x in
+            b.utf8.withContiguousStorageIfAvailable { y in
+                x.count == y.count && (x.count == 0 || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0)
+            }
+        }
+        return (contiguous ?? nil) ?? a.utf8.elementsEqual(b.utf8)
     }
 
     /// The header list's lines. Wattle's own follow the caller's: the codings libcurl decodes
