@@ -84,6 +84,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
             ("salt", [UInt8](repeating: 7, count: 40)),
             ("memlimit", [UInt8](repeating: 0xFF, count: 8)),  // over Int.max: the conversion trapped
             ("memlimit", [0, 0, 0, 0, 0x10, 0, 0, 0]),  // 64 GiB
+            ("memlimit", [0, 0, 0, 0x80, 0, 0, 0, 0]),  // 2 GiB: more than the strongest Wattle writes
+            ("opslimit", [5, 0, 0, 0, 0, 0, 0, 0]),  // one pass more than the strongest
             ("opslimit", [0xFF, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0]),  // 4 billion passes: hours
             ("opslimit", [0, 0, 0, 0, 0, 0, 0, 0]),
         ]
@@ -95,6 +97,22 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
                 keychainError { _ = try temporary.reopen(credential: .passphrase("pw", strength: .minimum)) } == .decode,
                 "\(name) of \(value.count) bytes")
         }
+    }
+
+    @Test func afterAPassphraseChangeNoFileHoldsTheOldWrappedKey() throws {
+        let temporary = try TemporaryKeychain(credential: .passphrase("old", strength: .minimum))
+        for index in 0..<20 { try temporary.keychain(service: "s").set("value \(index)", forKey: "k\(index)") }
+        let oldWrapped = try #require(try temporary.store.withStorage { try $0.readMeta()["wrapped_key"] })
+        let oldSalt = try #require(try temporary.store.withStorage { try $0.readMeta()["salt"] })
+        try temporary.store.changeCredential(to: .passphrase("new", strength: .minimum))
+        let path = temporary.fileURL.path
+        for file in [path, path + "-wal"] where FileManager.default.fileExists(atPath: file) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+            #expect(bytes.range(of: Data(oldWrapped)) == nil, "the old wrapped key is in \(file)")
+            #expect(bytes.range(of: Data(oldSalt)) == nil, "the old salt is in \(file)")
+        }
+        let reopened = try temporary.reopen(credential: .passphrase("new", strength: .minimum))
+        #expect(try Keychain(service: "s", store: reopened).string(forKey: "k7") == "value 7")
     }
 
     @Test func changingThePassphraseReWrapsOnlyAndReEncryptsNoItem() throws {

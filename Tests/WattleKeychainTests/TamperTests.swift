@@ -90,6 +90,23 @@ import Testing
     }
 
     @Test(arguments: StoreKind.allCases)
+    func aByteMovedBetweenTheTwoHashesDoesNotMakeASecondItem(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        // The associated data holds id and group back to back: a row whose id lost its last
+        // byte to the front of its group has the same bytes there, and must still not open.
+        var ghost = rows[0]
+        ghost.group = [ghost.id.removeLast()] + ghost.group
+        try fixture.store.withStorage { storage in try storage.write { try storage.insert(ghost) } }
+        #expect(try fixture.store.withStorage { try $0.allRows().count } == 4)
+        let scan = keychainError {
+            _ = try fixture.store.copyMatching(KeychainQuery(.genericPassword, synchronizable: .any, matchLimit: .all))
+        }
+        #expect(scan == .decode)
+        // The genuine items still read.
+        #expect(try readable(fixture.keychain()).values.allSatisfy { $0 })
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func aDamagedItemCanStillBeRemovedByKeyAndOverwrittenBySet(kind: StoreKind) throws {
         let (fixture, rows) = try populated(kind)
         let keychain = fixture.keychain()

@@ -14,14 +14,19 @@ package enum FolderSync {
     /// for reading (one the process may write but not list) or a file system that cannot sync
     /// a folder (`EINVAL`, `EBADF`) is not a failure: there is nothing more to ask of it.
     package static func sync(_ path: String) -> String? {
+        failure(syncing: path).map { String(cString: strerror($0)) }
+    }
+
+    /// ``sync(_:)``'s failure as an `errno` value, nil when it succeeded.
+    package static func failure(syncing path: String) -> Int32? {
         let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard descriptor >= 0 else {
             let code = errno
-            return code == EACCES || code == EPERM ? nil : String(cString: strerror(code))
+            return code == EACCES || code == EPERM ? nil : code
         }
         defer { close(descriptor) }
         guard fsync(descriptor) != 0 else { return nil }
         let code = errno
-        return code == EINVAL || code == EBADF ? nil : String(cString: strerror(code))
+        return code == EINVAL || code == EBADF ? nil : code
     }
 }

@@ -65,8 +65,12 @@ enum KeyFile {
         if link(temporary, path) != 0 && errno != EEXIST {
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
         }
-        // Best effort, as before: the key file is written and synced; only its name could be lost.
-        _ = FolderSync.sync(url.deletingLastPathComponent().path)
+        // The keychain's header will need this file: its name must survive a power loss too.
+        // (A failure leaves the file in place, for a later open to read.)
+        let folder = url.deletingLastPathComponent().path
+        if let code = FolderSync.failure(syncing: folder) {
+            throw KeychainFileError(path: folder, reason: .cannotCreate, errno: code)
+        }
         return try read(url)
     }
 }

@@ -27,6 +27,9 @@ final class KeychainEngine {
         let meta = try stored["wrapped_key"] != nil ? stored : storage.write { () throws -> [String: [UInt8]] in
             let existing = try storage.readMeta()
             if existing["wrapped_key"] != nil { return existing }
+            // No header, but items or part of a header: a damaged keychain, not a new one. A
+            // new header would open with any credential and leave every item undecodable.
+            guard existing.isEmpty, try storage.allRows().isEmpty else { throw KeychainError.decode }
             let master = try WrappingKey.newMaster()
             let (wrapping, wrappingKey) = try WrappingKey.create(for: credential)
             var header = KeychainHeader(
@@ -73,6 +76,8 @@ final class KeychainEngine {
             try storage.writeMeta(updated.meta)
             header = updated
         }
+        // The old wrapped key still opens with the old credential: out of the log too.
+        storage.checkpoint()
     }
 
     // MARK: Hashes and sealing
@@ -214,6 +219,7 @@ final class KeychainEngine {
     /// Opens a row's secret: `interactionNotAllowed` while locked for `whenUnlocked` items,
     /// `decode` when the blob or its row was altered.
     func openSecret(_ row: StoredRow) throws -> Data {
+        guard row.hasHashSizes else { throw KeychainError.decode }
         guard let protection = KeyRing.Protection(rawValue: row.protection) else { throw KeychainError.decode }
         guard let key = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
         let count = row.secret.count - Sodium.nonceBytes - Sodium.tagBytes
@@ -244,6 +250,7 @@ final class KeychainEngine {
     /// decoded from there in place and wiped: the ~400-byte value is never returned through the
     /// closures, which copied it at each level.
     func openAttributes(_ row: StoredRow, into decoded: inout AttributeCoding.Decoded) throws {
+        guard row.hasHashSizes else { throw KeychainError.decode }
         let count = row.attributes.count - Sodium.nonceBytes - Sodium.tagBytes
         guard count >= 0 else { throw KeychainError.decode }
         try withAssociatedData(

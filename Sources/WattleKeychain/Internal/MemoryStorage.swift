@@ -41,6 +41,8 @@ final class MemoryStorage: RowStorage {
 
     func allRows() throws -> [StoredRow] { Array(rowsByID.values) }
 
+    func checkpoint() {}
+
     func insert(_ row: StoredRow) throws {
         guard rowsByID[row.id] == nil else { throw KeychainError.duplicateItem }
         set(row.id, row)

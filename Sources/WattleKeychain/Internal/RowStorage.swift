@@ -12,6 +12,11 @@ struct StoredRow: Hashable, Sendable {
     var attributes: [UInt8]
     /// The padded secret sealed with the class key.
     var secret: [UInt8]
+
+    /// Whether the two hashes have their size. The associated data holds them back to back, so
+    /// a byte moved from the end of `id` to the front of `group` would otherwise leave it, and
+    /// the blobs' authentication, unchanged: a second row authenticating as the same item.
+    var hasHashSizes: Bool { id.count == Sodium.hashBytes && group.count == Sodium.hashBytes }
 }
 
 /// Where rows and the header live. Used only under the store's lock, so implementations need
@@ -33,4 +38,6 @@ protocol RowStorage: AnyObject {
     @discardableResult func delete(id: [UInt8]) throws -> Bool
     /// Every row (tests and maintenance).
     func allRows() throws -> [StoredRow]
+    /// Leaves no earlier version of a written page in a journal (after a credential change).
+    func checkpoint()
 }

@@ -46,6 +46,9 @@ final class SQLiteStorage: RowStorage {
             _ = try c.strings("PRAGMA journal_mode=WAL")
         }
         try c.execute("PRAGMA synchronous=FULL")
+        // What a write replaces or deletes is zeroed in its page (no extra I/O in this mode):
+        // an old wrapped master key, or an old sealed value, is not left in the file.
+        try c.execute("PRAGMA secure_delete=FAST")
         // The transaction that creates the schema sets the version: once it is there (or a later
         // one, never set back), an open takes no write lock, so it does not wait for another
         // process's writes. The header's statement, which the open needs next, is prepared here
@@ -110,15 +113,16 @@ final class SQLiteStorage: RowStorage {
     }
 
     /// Retries work that SQLite may refuse with `SQLITE_BUSY` without calling the busy handler
-    /// (changing the journal mode, first creation of the schema by racing processes).
+    /// (changing the journal mode, first creation of the schema by racing processes), every
+    /// 10 ms for at most 30 s in all: an attempt can itself wait out the busy timeout, and a
+    /// process stopped while it holds the lock must give an error, not hours of retries.
     static func retryingBusy(_ body: () throws -> Void) throws {
-        var attempt = 0
+        let deadline = ContinuousClock.now + .seconds(30)
         while true {
             do {
                 try body()
                 return
-            } catch KeychainError.notAvailable where attempt < 500 {
-                attempt += 1
+            } catch KeychainError.notAvailable where ContinuousClock.now < deadline {
                 usleep(10_000)
             }
         }
@@ -190,6 +194,13 @@ final class SQLiteStorage: RowStorage {
     }
 
     func allRows() throws -> [StoredRow] { try collect(statement(.selectAll)) }
+
+    /// Copies the write-ahead log into the file and truncates it, so no earlier version of a
+    /// page (an old wrapped master key) stays in the `-wal` file. Best effort: another
+    /// process reading the keychain at that moment keeps the log, until a later checkpoint.
+    func checkpoint() {
+        _ = try? connection.strings("PRAGMA wal_checkpoint(TRUNCATE)")
+    }
 
     private func collect(_ statement: SQLiteStatement) throws -> [StoredRow] {
         defer { statement.reset() }

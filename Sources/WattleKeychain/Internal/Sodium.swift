@@ -112,10 +112,12 @@ enum Sodium {
             let memLimit = Int(exactly: memLimit)
         else { throw .decode }
         let key = try SecureBytes(count: keyBytes)
-        var utf8 = Array(passphrase.utf8)
-        let length = utf8.count
-        utf8.append(0)  // never empty, so the buffer has an address
+        // Sized once, with room for the terminator: an append that grew the array would free
+        // a first copy of the passphrase without wiping it.
+        let length = passphrase.utf8.count
+        var utf8 = [UInt8](repeating: 0, count: length + 1)  // never empty, so the buffer has an address
         defer { sodium_memzero(&utf8, utf8.count) }
+        utf8.withUnsafeMutableBufferPointer { buffer in _ = buffer.initialize(from: passphrase.utf8) }
         let status = utf8.withUnsafeBufferPointer { pass in
             salt.withUnsafeBufferPointer { saltBytes in
                 pass.withMemoryRebound(to: CChar.self) { chars in
@@ -132,11 +134,12 @@ enum Sodium {
 
     static let saltBytes = Int(crypto_pwhash_SALTBYTES)
 
-    /// The Argon2id limits a header may name: from libsodium's minimum to 4 times the
-    /// ``KeychainCredential/PassphraseStrength/sensitive`` ones (the strongest Wattle writes;
-    /// 4 GiB and 16 passes still open in a minute). Beyond that a header is taken as damaged.
-    static let acceptedOpsLimits = UInt64(crypto_pwhash_opslimit_min())...UInt64(crypto_pwhash_opslimit_sensitive()) * 4
-    static let acceptedMemLimits = UInt64(crypto_pwhash_memlimit_min())...UInt64(crypto_pwhash_memlimit_sensitive()) * 4
+    /// The Argon2id limits a header may name: from libsodium's minimum to the
+    /// ``KeychainCredential/PassphraseStrength/sensitive`` ones, the strongest Wattle writes
+    /// (1 GiB, 4 passes). Beyond that a header is taken as damaged: a hostile one must not make
+    /// the open allocate gigabytes (an out-of-memory kill on a small machine) or run for minutes.
+    static let acceptedOpsLimits = UInt64(crypto_pwhash_opslimit_min())...UInt64(crypto_pwhash_opslimit_sensitive())
+    static let acceptedMemLimits = UInt64(crypto_pwhash_memlimit_min())...UInt64(crypto_pwhash_memlimit_sensitive())
 
     static func limits(for strength: KeychainCredential.PassphraseStrength) -> (ops: UInt64, mem: UInt64) {
         switch strength {
