@@ -20,7 +20,8 @@ public import Foundation
 /// A key file and key bytes are interchangeable: the bytes of a key file open its keychain.
 ///
 /// Swift strings and arrays cannot be wiped, so a passphrase or key bytes held in this value
-/// may linger in memory until it is released; Wattle copies them into guarded memory at once.
+/// may linger in memory until it is released. A ``KeychainStore`` drops its copy once the
+/// keychain is open; what unlocks it is stretched or copied into guarded memory at once.
 public struct KeychainCredential: Sendable {
     /// How much work stretching a passphrase costs (Argon2id limits of libsodium).
     public enum PassphraseStrength: Sendable, Hashable {
@@ -41,6 +42,13 @@ public struct KeychainCredential: Sendable {
     }
 
     let kind: Kind
+
+    /// Whether the credential can be kept to open the keychain again: a key file's URL is not
+    /// a secret; a passphrase or key bytes are.
+    var isReusable: Bool {
+        if case .keyFile = kind { return true }
+        return false
+    }
 
     /// A passphrase stretched with Argon2id.
     ///

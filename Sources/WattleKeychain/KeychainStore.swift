@@ -25,26 +25,33 @@ import Synchronization
 /// others may read or write is refused with ``KeychainFileError``.
 public final class KeychainStore: Sendable {
     enum Source: Sendable {
-        case file(URL, KeychainCredential)
-        case memory(KeychainCredential)
+        case file(URL)
+        case memory
     }
 
     struct State {
         var engine: KeychainEngine?
         var lockWhenOpened = false
+        /// What opens the keychain. A passphrase or key bytes of a file's keychain are dropped
+        /// once it is open (``unlock(with:)`` needs them again); a key file's URL and an
+        /// in-memory store's credential are kept for ``unlock()``.
+        var credential: KeychainCredential?
     }
 
     let source: Source
     private let state: PThreadLocked<State>
 
-    init(source: Source) {
+    init(source: Source, credential: KeychainCredential) {
         self.source = source
-        state = PThreadLocked(State())
+        state = PThreadLocked(State(credential: credential))
     }
+
+    /// Whether the store still holds what opens it (tests).
+    var keepsCredential: Bool { state.withLock { $0.credential != nil } }
 
     /// The file, or nil for an in-memory store.
     public var fileURL: URL? {
-        if case .file(let url, _) = source { return url }
+        if case .file(let url) = source { return url }
         return nil
     }
 
@@ -53,8 +60,8 @@ public final class KeychainStore: Sendable {
     /// - Throws: ``KeychainError/authFailed`` when the credential does not open an existing
     ///   keychain, ``KeychainFileError`` when a file is refused or cannot be created.
     public init(fileURL: URL, credential: KeychainCredential) throws {
-        source = .file(fileURL, credential)
-        state = PThreadLocked(State())
+        source = .file(fileURL)
+        state = PThreadLocked(State(credential: credential))
         try open()
     }
 
@@ -76,16 +83,15 @@ public final class KeychainStore: Sendable {
     public static let shared: KeychainStore = {
         let directory = KeychainFiles.defaultDirectory()
         return KeychainStore(
-            source: .file(
-                directory.appendingPathComponent("default.keychain"),
-                .keyFile(directory.appendingPathComponent("default.key"))))
+            source: .file(directory.appendingPathComponent("default.keychain")),
+            credential: .keyFile(directory.appendingPathComponent("default.key")))
     }()
 
     /// A keychain that lives in memory only, with the same semantics as a file (items are
     /// sealed the same way). Without a credential it uses random key bytes, and ``unlock()``
     /// works with no argument; meant for tests.
     public static func inMemory(credential: KeychainCredential? = nil) -> KeychainStore {
-        KeychainStore(source: .memory(credential ?? .key(Sodium.randomBytes(Sodium.keyBytes))))
+        KeychainStore(source: .memory, credential: credential ?? .key(Sodium.randomBytes(Sodium.keyBytes)))
     }
 
     /// Opens the keychain now if not yet open, so that errors (wrong passphrase, refused file)
@@ -97,19 +103,21 @@ public final class KeychainStore: Sendable {
     func withEngine<T: Sendable>(_ body: (KeychainEngine) throws -> T) throws -> T {
         try state.withLock { state throws -> T in
             if state.engine == nil {
-                let engine = try Self.makeEngine(source)
+                guard let credential = state.credential else { throw KeychainError.authFailed }
+                let engine = try Self.makeEngine(source, credential: credential)
                 if state.lockWhenOpened { engine.lock() }
                 state.engine = engine
+                if case .file = source, !credential.isReusable { state.credential = nil }
             }
             return try body(state.engine!)
         }
     }
 
-    private static func makeEngine(_ source: Source) throws -> KeychainEngine {
+    private static func makeEngine(_ source: Source, credential: KeychainCredential) throws -> KeychainEngine {
         switch source {
-        case .memory(let credential):
+        case .memory:
             return try KeychainEngine.open(storage: MemoryStorage(), credential: credential)
-        case .file(let url, let credential):
+        case .file(let url):
             try KeychainFiles.ensureDirectory(url.deletingLastPathComponent())
             try KeychainFiles.checkPrivate(url.path)
             let storage = try SQLiteStorage(path: url.path)
@@ -185,13 +193,9 @@ public final class KeychainStore: Sendable {
     /// key file (read again) or the random key of an in-memory store. A passphrase or key bytes
     /// are not kept, so such stores need ``unlock(with:)`` (this throws ``KeychainError/param``).
     public func unlock() throws {
-        switch source {
-        case .memory(let credential):
-            try unlock(with: credential)
-        case .file(_, let credential):
-            guard case .keyFile = credential.kind else { throw KeychainError.param }
-            try unlock(with: credential)
-        }
+        guard let credential = state.withLock({ $0.credential }) else { throw KeychainError.param }
+        if case .file = source, !credential.isReusable { throw KeychainError.param }
+        try unlock(with: credential)
     }
 
     /// Wraps the master key for a new credential (a new passphrase, key file or key) and

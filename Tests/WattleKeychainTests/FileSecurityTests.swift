@@ -99,6 +99,25 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         }
     }
 
+    @Test func aStoreDropsItsPassphraseOrKeyBytesOnceOpenAndKeepsAKeyFilesURL() throws {
+        let passphrase = try TemporaryKeychain(credential: .passphrase("pw", strength: .minimum))
+        #expect(!passphrase.store.keepsCredential)
+        passphrase.store.lock()
+        #expect(keychainError { try passphrase.store.unlock() } == .param)
+        try passphrase.store.unlock(with: .passphrase("pw", strength: .minimum))
+        #expect(try passphrase.keychain(service: "s").string(forKey: "none") == nil)
+
+        let keyBytes = [UInt8](repeating: 9, count: 32)
+        let keyed = try TemporaryKeychain(credential: .key(keyBytes))
+        #expect(!keyed.store.keepsCredential)
+
+        let keyFile = try TemporaryKeychain()
+        #expect(keyFile.store.keepsCredential)
+        keyFile.store.lock()
+        try keyFile.store.unlock()
+        #expect(!keyFile.store.isLocked)
+    }
+
     @Test func afterAPassphraseChangeNoFileHoldsTheOldWrappedKey() throws {
         let temporary = try TemporaryKeychain(credential: .passphrase("old", strength: .minimum))
         for index in 0..<20 { try temporary.keychain(service: "s").set("value \(index)", forKey: "k\(index)") }
