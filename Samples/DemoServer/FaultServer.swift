@@ -21,6 +21,7 @@ import NIOPosix
 /// | `/huge-length-404` | a 404 announcing 9,000,000,000,000,000,000 bytes, with one, then FIN |
 /// | `/big-error-500` | a 500 with a 3 MB body (`?chunked`: chunked, no length) |
 /// | `/large-head` | a 200 head announcing 200 MB and no body (for HEAD requests) |
+/// | `/terminal-escapes` | `ESC ] 0 ; … BEL` (a terminal's set-title sequence) in a header value and in a `text/plain` body |
 /// | `/ok` | a small valid response |
 public final class FaultServer: Sendable {
     private let channel: any Channel
@@ -165,6 +166,12 @@ final class FaultHandler: ChannelInboundHandler {
                 bytes = Array("HTTP/1.1 500 Internal Server Error\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
             }
             closeAfter(write(bytes, context: context), context: context)
+        case "/terminal-escapes":
+            let sequence = "\u{1B}]0;pwned\u{07}"
+            let body = "title: \(sequence)\n"
+            let text = "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: text/plain\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            closeAfter(write(text, context: context), context: context)
         case "/large-head":
             _ = write("HTTP/1.1 200 OK\r\nContent-Length: 200000000\r\nContent-Type: application/octet-stream\r\n\r\n", context: context)
         default:

@@ -5,6 +5,8 @@ import Foundation
 #endif
 import Wattle
 
+import Synchronization
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -15,12 +17,30 @@ enum FileHandleOutput {
         write(Array(string.utf8), to: descriptor)
     }
 
+    /// Set when a write failed (a full disk, a closed pipe): the run then exits 1, not 0.
+    private static let writeFailed = Atomic<Bool>(false)
+
+    /// Whether a write failed.
+    static var hasWriteFailed: Bool { writeFailed.load(ordering: .relaxed) }
+
     static func write(_ bytes: [UInt8], to descriptor: Int32) {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written <= 0 { return }
-            offset += written
+            if written > 0 {
+                offset += written
+                continue
+            }
+            let code = errno
+            if written < 0, code == EINTR { continue }
+            if written < 0, code == EAGAIN || code == EWOULDBLOCK {
+                // A non-blocking descriptor inherited from the shell: wait until it takes more.
+                var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+                _ = poll(&ready, 1, -1)
+                continue
+            }
+            writeFailed.store(true, ordering: .relaxed)
+            return
         }
     }
 

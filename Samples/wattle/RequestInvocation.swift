@@ -137,7 +137,7 @@ struct RequestInvocation: Equatable, Sendable {
             }
             if verbose { printResponseHead(failed) }
             printBody(failed)
-            printError("HTTP \(failed.statusCode) from \(failed.url.absoluteString)")
+            printError(error.description)  // the URL with credential-looking parts redacted
             return ExitStatus.forStatus(failed.statusCode)
         }
         if verbose { printResponseHead(response) }
@@ -167,7 +167,11 @@ struct RequestInvocation: Equatable, Sendable {
     private func printResponseHead(_ response: Response) {
         let version = response.metrics.httpVersion.isEmpty ? "1.1" : response.metrics.httpVersion
         var text = "HTTP/\(version) \(response.statusCode)\n"
-        if response.headers.count > 0 { text += response.headers.description + "\n" }
+        if response.headers.count > 0 {
+            let lines = response.headers.description.split(separator: "\n", omittingEmptySubsequences: false)
+            let shown = FileHandleOutput.isTerminal(2) ? lines.map { TerminalText.escaped(String($0)) } : lines.map(String.init)
+            text += shown.joined(separator: "\n") + "\n"
+        }
         FileHandleOutput.write(text + "\n", to: 2)
     }
 
@@ -175,6 +179,8 @@ struct RequestInvocation: Equatable, Sendable {
         let terminal = FileHandleOutput.isTerminal(1)
         if terminal, let pretty = JSONPrinter.pretty(response.data, colours: true) {
             FileHandleOutput.write(pretty + "\n", to: 1)
+        } else if terminal, TerminalText.isBinary(response.data) {
+            FileHandleOutput.write(TerminalText.binaryNote(byteCount: response.data.count) + "\n", to: 1)
         } else {
             FileHandleOutput.write(Array(response.data), to: 1)
             if terminal, response.data.last != UInt8(ascii: "\n"), !response.data.isEmpty {

@@ -108,7 +108,7 @@ enum WattleMain {
         // Any other error (ArgumentParser's usage errors, a command's own) is one line and
         // exit 1, as the contract says: ArgumentParser would print the usage with it and exit
         // 64 for a usage error.
-        let flushed = fflush(nil) == 0
+        let flushed = fflush(nil) == 0 && !FileHandleOutput.hasWriteFailed
         switch failure {
         case nil: _exit(flushed ? ExitStatus.success : ExitStatus.usageOrOther)
         case let code as ExitCode: _exit(code.rawValue)

@@ -376,6 +376,36 @@ struct CLITests {
         try await server.stop()
     }
 
+    @Test("on a terminal a binary body is a note and control characters in headers are escaped; piped, bytes are as sent")
+    func terminalSafety() async throws {
+        let server = try await Servers.plain.value
+        /// Runs wattle with a terminal for its output (`script` gives it one; `script` merges
+        /// stdout and stderr into its own stdout).
+        func onTerminal(_ arguments: [String]) async throws -> CLI.Result {
+            let command = ([CLI.binary.path] + arguments).map { "'\($0)'" }.joined(separator: " ")
+            return try await CLI.run(["-qec", command, "/dev/null"], binary: URL(fileURLWithPath: "/usr/bin/script"))
+        }
+        let escape = UInt8(0x1B)
+        let binary = try await onTerminal([server.url("bytes/300").absoluteString])
+        #expect(binary.status == 0, "\(binary.stderr)")
+        #expect(binary.text.contains("[binary body: 300 bytes, not shown on a terminal"), "\(binary.text)")
+        #expect(!binary.stdout.contains(escape))
+        let piped = try await CLI.run([server.url("bytes/300").absoluteString])
+        #expect(Array(piped.stdout) == Pattern.bytes(300))
+
+        // A text body and a header holding a terminal's set-title sequence.
+        let faults = try await FaultServer.start()
+        let escapes = "http://127.0.0.1:\(faults.port)/terminal-escapes"
+        let verbose = try await onTerminal(["-v", escapes])
+        #expect(verbose.status == 0, "\(verbose.text)")
+        #expect(verbose.text.contains(#"X-Title: \u{1B}]0;pwned\u{7}"#), "\(verbose.text)")
+        #expect(verbose.text.contains("[binary body: 18 bytes"), "\(verbose.text)")
+        #expect(!verbose.stdout.contains(escape))
+        let pipedEscapes = try await CLI.run([escapes])
+        #expect(pipedEscapes.text == "title: \u{1B}]0;pwned\u{07}\n")
+        try await faults.stop()
+    }
+
     @Test("WATTLE_BASE_URL, WATTLE_PASSWORD, WATTLE_REFRESH_PATH and WATTLE_LOG_LEVEL stand in for options")
     func environmentVariables() async throws {
         let server = try await Servers.plain.value
