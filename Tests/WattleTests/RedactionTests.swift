@@ -67,6 +67,41 @@ struct RedactionTests {
         }
     }
 
+    @Test(
+        "JSON credentials are redacted whatever their value's type",
+        arguments: [
+            #"{"pin_code": 987654321, "ok": true}"#,
+            #"{"tokens": ["s3cr3t-a", "s3cr3t-b"], "n": 1}"#,
+            #"{"token": {"value": "s3cr3t-value", "nested": [1, {"x": "s3cr3t-y"}]}, "n": 1}"#,
+            #"{"password": true}"#,
+        ])
+    func jsonCredentialsOfAnyTypeRedacted(body: String) throws {
+        let url = try #require(URL(string: "https://api.example.test/x"))
+        let response = Response(statusCode: 200, headers: ["Content-Type": "application/json"], data: Data(body.utf8), url: url)
+        do {
+            _ = try response.decode([Int].self)
+            Issue.record("decoded")
+        } catch {
+            for secret in ["987654321", "s3cr3t", #""password": true"#] {
+                #expect(!error.description.contains(secret), "\(error)")
+            }
+            #expect(error.description.contains("<redacted>"), "\(error)")
+        }
+    }
+
+    @Test(
+        "credential-looking values are redacted in URLs the parser refuses as written, in fragments, and under short names",
+        arguments: [
+            "search?q=a b&api_key=s3cr3t-value",
+            "https://h.example/cb#access_token=s3cr3t-value&state=x",
+            "https://h.example/blob?sv=2020&sig=s3cr3t-value",
+            "https://h.example/x?client_credential=s3cr3t-value|y",
+        ])
+    func urlCredentialsRedacted(endpoint: String) {
+        let description = Request(endpoint).description
+        #expect(!description.contains("s3cr3t-value"), "\(description)")
+    }
+
     @Test("a form-encoded token response is read; a broken one's error shows no token")
     func formEncodedTokenResponse() throws {
         let url = try #require(URL(string: "https://api.example.test/token"))

@@ -20,7 +20,9 @@ enum Redaction {
     /// Whether a query parameter or JSON field name looks like it carries a credential.
     static func isSensitiveName(_ name: String) -> Bool {
         let lower = name.lowercased()
-        return ["token", "password", "passwd", "secret", "key", "signature", "auth", "session", "code"]
+        // Short names only whole: "sig" is inside "design", "jwt" could be inside anything.
+        if ["sig", "jwt", "sas"].contains(lower) { return true }
+        return ["token", "password", "passwd", "secret", "key", "signature", "auth", "session", "code", "credential"]
             .contains { lower.contains($0) }
     }
 
@@ -32,7 +34,11 @@ enum Redaction {
     }
 
     private static func fullURL(_ string: String) -> String {
-        guard var components = URLComponents(string: string) else { return escaped(withoutUserInfo(string)) }
+        // A URL the parser refuses as written (a space, a `|`) is read as Wattle sends it, with
+        // those characters percent-encoded; failing that, its query and fragment are treated
+        // as form text.
+        guard var components = URLComponents(string: string) ?? URLComponents(string: PercentEncoding.encodeForURL(string))
+        else { return escaped(redactFormSecrets(withoutUserInfo(string))) }
         if components.user != nil || components.password != nil {
             components.user = nil
             components.password = nil
@@ -44,7 +50,12 @@ enum Redaction {
                 isSensitiveName(item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "REDACTED") : item
             }
         }
-        return components.string ?? escaped(string)
+        // A fragment is never sent, but an OAuth implicit flow's redirect puts the token there
+        // (`#access_token=…`): its pairs are redacted like the query's.
+        let fragment = components.percentEncodedFragment
+        components.percentEncodedFragment = nil
+        guard let text = components.string else { return escaped(redactFormSecrets(withoutUserInfo(string))) }
+        return fragment.map { text + "#" + escaped(redactFormSecrets($0)) } ?? text
     }
 
     /// A proxy URL for messages: `scheme://host:port` and nothing else. Everything before the
@@ -136,11 +147,42 @@ enum Redaction {
             if probe < text.endIndex, text[probe] == "\"" {
                 output += "\"<redacted>\""
                 index = (closingQuote(in: text, from: probe)).map { text.index(after: $0) } ?? text.endIndex
+            } else if probe < text.endIndex, text[probe] == "{" || text[probe] == "[" {
+                // `"tokens": ["a", "b"]`, `"token": {"value": "…"}`: the whole value.
+                output += "<redacted>"
+                index = endOfContainer(in: text, from: probe)
             } else {
-                index = probe
+                // A number, `true`, `false` or `null`: `"pin": 123456`.
+                var end = probe
+                while end < text.endIndex, !",}]".contains(text[end]), !text[end].isWhitespace { end = text.index(after: end) }
+                if end > probe { output += "<redacted>" }
+                index = end
             }
         }
         return output
+    }
+
+    /// The index after the `}` or `]` closing the object or array that starts at `start`
+    /// (strings skipped, nesting counted), or the end of a text cut short.
+    private static func endOfContainer(in text: String, from start: String.Index) -> String.Index {
+        var depth = 0
+        var index = start
+        while index < text.endIndex {
+            switch text[index] {
+            case "\"":
+                guard let end = closingQuote(in: text, from: index) else { return text.endIndex }
+                index = end
+            case "{", "[":
+                depth += 1
+            case "}", "]":
+                depth -= 1
+                if depth == 0 { return text.index(after: index) }
+            default:
+                break
+            }
+            index = text.index(after: index)
+        }
+        return text.endIndex
     }
 
     /// Replaces the value of each `name=value` whose name looks sensitive, in form-encoded text
