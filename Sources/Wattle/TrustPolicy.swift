@@ -97,7 +97,12 @@ enum HostPattern {
             // [::1] or [::1]:8443
             guard let close = patternHost.firstIndex(of: "]") else { return false }
             let rest = patternHost[patternHost.index(after: close)...]
-            if rest.hasPrefix(":") { patternPort = Int(rest.dropFirst()) }
+            // Nothing after the bracket, or a port: `[::1]:84x3` or `[::1]junk` is no pattern
+            // (it matched every port).
+            if !rest.isEmpty {
+                guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()) else { return false }
+                patternPort = port
+            }
             patternHost = String(patternHost[patternHost.index(after: patternHost.startIndex)..<close])
         } else if let colon = patternHost.lastIndex(of: ":"), patternHost.firstIndex(of: ":") == colon {
             patternPort = Int(patternHost[patternHost.index(after: colon)...])
@@ -111,12 +116,21 @@ enum HostPattern {
         while patternHost.hasSuffix(".") { patternHost.removeLast() }
         guard !patternHost.isEmpty, !candidate.isEmpty else { return false }
         if patternHost.hasPrefix("*.") {
+            // A wildcard names hosts, never addresses: `*.0.0.1` must not cover 127.0.0.1.
+            guard !isAddress(candidate) else { return false }
             let suffix = patternHost.dropFirst(1)  // ".example.test"
             guard suffix.count > 1, candidate.hasSuffix(suffix) else { return false }
             let label = candidate.dropLast(suffix.count)
             return !label.isEmpty && !label.contains(".") && !label.contains("*")
         }
         return patternHost == candidate
+    }
+
+    /// Whether a host is an IPv4 address (four dot-separated numbers) or an IPv6 one (a colon).
+    private static func isAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 
     /// Non-empty, and no byte that the general matcher treats specially.

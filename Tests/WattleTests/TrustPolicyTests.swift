@@ -247,6 +247,13 @@ struct HostPatternTests {
         #expect(HostPattern.matches("[::1]:8443", host: "[::1]", port: 8443))
         #expect(!HostPattern.matches("", host: "localhost", port: 443))
         #expect(!HostPattern.matches("*", host: "localhost", port: 443))
+        // A mistyped port is no pattern (it matched every port), and a wildcard is never an address.
+        #expect(!HostPattern.matches("[::1]:84x3", host: "::1", port: 443))
+        #expect(!HostPattern.matches("[::1]junk", host: "::1", port: 443))
+        #expect(!HostPattern.matches("[::1]:", host: "::1", port: 443))
+        #expect(!HostPattern.matches("*.0.0.1", host: "127.0.0.1", port: 443))
+        #expect(!HostPattern.matches("*.168.1.20", host: "192.168.1.20", port: 443))
+        #expect(HostPattern.matches("*.dev.example.test", host: "api.dev.example.test", port: 443))
     }
 
     @Test("a pin alone accepts a self-signed chain only with the key; a trusted certificate keeps full verification")
