@@ -82,7 +82,7 @@ struct AuthCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-token", abstract: "Keep a token you already have for an API's origin.")
 
-        @Argument(help: "The access token.")
+        @Argument(help: "The access token, or - to read it from standard input (out of the process list and shell history).")
         var token: String
 
         @Option(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
@@ -101,12 +101,24 @@ struct AuthCommand: AsyncParsableCommand {
                 let settings = connection.settings
                 let origin = try settings.origin(of: url ?? "/")
                 let session = Session(configuration: try settings.configuration(origin: origin))
+                let accessToken = try token == "-" ? AuthCommand.readStandardInputToken() : token
                 let stored = AuthToken(
-                    accessToken: token, refreshToken: refreshToken, expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
+                    accessToken: accessToken, refreshToken: refreshToken,
+                    expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
                 try await session.signIn(with: stored)
                 print("Token kept for \(origin.absoluteString) (profile \(connection.profile)): \(stored)")
             }
         }
+    }
+
+    /// A token given as `-`: the first line of standard input.
+    fileprivate static func readStandardInputToken() throws -> String {
+        guard let read = Swift.readLine(strippingNewline: true) else { throw CLIError.usage("no token on standard input") }
+        let line = String(read.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        guard !line.isEmpty else {
+            throw CLIError.usage("no token on standard input")
+        }
+        return line
     }
 
     struct Show: AsyncParsableCommand {

@@ -71,14 +71,26 @@ struct RequestInvocation: Equatable, Sendable {
         }
     }
 
+    /// Whether a word is a standard method in lower case (a `switch`: no set built at start-up).
+    static func isLowerCaseMethod(_ word: String) -> Bool {
+        switch word {
+        case "get", "head", "post", "put", "patch", "delete", "options": true
+        default: false
+        }
+    }
+
     /// Builds the request from the words and the session that sends it (reading any body files
     /// and standard input), without sending anything.
     func prepare() throws -> Prepared {
         var words = self.words
         guard !words.isEmpty else { throw CLIError.usage("missing URL: wattle [METHOD] URL [ITEM ...]") }
         var method: HTTPMethod?
+        // An upper-case word is a method (any token: PROPFIND too); as httpie, a standard method
+        // in lower case is one as well (`wattle post URL`).
         if words.count >= 2, words[0].allSatisfy({ $0.isUppercase && $0.isLetter }) {
             method = HTTPMethod(rawValue: words.removeFirst())
+        } else if words.count >= 2, Self.isLowerCaseMethod(words[0]) {
+            method = HTTPMethod(rawValue: words.removeFirst().uppercased())
         }
         let endpoint = words.removeFirst()
         let items = try words.map { word in

@@ -132,6 +132,35 @@ enum Servers {
 
 @Suite("The wattle CLI, driven as a process against the demo server", .serialized)
 struct CLITests {
+    @Test("auth set-token - reads the token from standard input, so it is in no process list")
+    func setTokenFromStandardInput() async throws {
+        let server = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let issued = server.api.issueTokens()
+        let kept = try await CLI.run(["auth", "set-token", "-"] + common, input: .pipe(Data("  \(issued.access)\n".utf8)))
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(!kept.text.contains(issued.access))
+        #expect(try await CLI.run(["api/whoami"] + common).status == 0)
+        let empty = try await CLI.run(["auth", "set-token", "-"] + common, input: .pipe(Data("\n".utf8)))
+        #expect(empty.status == 1)
+        #expect(empty.stderr.contains("no token on standard input"))
+        try await server.stop()
+    }
+
+    @Test("a standard method in lower case is the method, as in httpie")
+    func lowerCaseMethod() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run(["put", server.url("echo").absoluteString, "name=Ada"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+        #expect(echo.method == "PUT")
+        #expect(echo.body == #"{"name":"Ada"}"#)
+        let deleted = try await CLI.run(["delete", server.url("echo").absoluteString, "id==7"])
+        #expect(try JSONDecoder().decode(Echo.self, from: deleted.stdout).method == "DELETE")
+    }
+
     @Test("each item form lands where it should; METHOD defaults to POST with body items")
     func itemForms() async throws {
         let server = try await Servers.plain.value
