@@ -339,11 +339,30 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     private func complete(_ transfer: CurlTransfer, with result: Result<CurlTransfer.Completed, WattleError>) {
-        guard let continuation = transfer.continuation else { return }
+        let continuation = transfer.continuation
         transfer.continuation = nil
         switch result {
-        case .success(let completed): continuation.resume(returning: completed)
-        case .failure(let error): continuation.resume(throwing: error)
+        case .success(let completed) where completed.unsyncedDescriptor >= 0:
+            Self.syncThenResume(completed, path: transfer.request.download?.file.path ?? "", continuation)
+        case .success(let completed): continuation?.resume(returning: completed)
+        case .failure(let error): continuation?.resume(throwing: error)
+        }
+    }
+
+    /// Flushes a `.synced` download to disk and closes it on a thread of its own, then resumes
+    /// the caller: the engine thread goes on with every other transfer meanwhile. (With no
+    /// caller left to resume, the file is still closed.)
+    private static func syncThenResume(
+        _ completed: CurlTransfer.Completed, path: String, _ continuation: CheckedContinuation<CurlTransfer.Completed, any Error>?
+    ) {
+        DetachedThread.start(name: "wattle-fsync") {
+            if let failure = CurlTransfer.syncAndClose(completed.unsyncedDescriptor) {
+                continuation?.resume(throwing: WattleError.fileError(path: path, reason: failure))
+            } else {
+                var done = completed
+                done.unsyncedDescriptor = -1
+                continuation?.resume(returning: done)
+            }
         }
     }
 

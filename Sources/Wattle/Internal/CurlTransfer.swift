@@ -32,6 +32,10 @@ final class CurlTransfer: @unchecked Sendable {
         var body: Data
         var fileURL: URL?
         var metrics: ResponseMetrics
+        /// A `.synced` download's file, written and still open: the engine has it flushed to
+        /// disk and closed off its thread before the caller resumes (an `fsync` of a large
+        /// file there would hold up every other transfer of the session).
+        var unsyncedDescriptor: Int32 = -1
     }
     /// Set on the engine thread when a cancel arrives before the start.
     var cancelledBeforeStart = false
@@ -539,12 +543,7 @@ final class CurlTransfer: @unchecked Sendable {
     private func closeDownload(finishing: Bool = false) -> String? {
         var failure: String?
         if downloadDescriptor >= 0 {
-            if finishing {
-                failure = flushDownload()
-                if failure == nil, syncsDownload, fsync(downloadDescriptor) != 0 {
-                    failure = String(cString: strerror(errno))
-                }
-            }
+            if finishing { failure = flushDownload() }
             if close(downloadDescriptor) != 0, finishing, failure == nil { failure = String(cString: strerror(errno)) }
             downloadDescriptor = -1
         }
@@ -578,18 +577,29 @@ final class CurlTransfer: @unchecked Sendable {
         var status = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         if status != 0 { statusCode = status }
-        var fileURL: URL?
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download.file) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
             }
-            if let reason = closeDownload(finishing: true) {
+            var unsynced: Int32 = -1
+            if syncsDownload {
+                // Written, not yet on disk: the descriptor goes with the result, to be synced
+                // off this thread (the same descriptor: a writeback error is reported to it).
+                if let reason = flushDownload() {
+                    return .failure(.fileError(path: download.file.path, reason: reason))
+                }
+                swap(&unsynced, &downloadDescriptor)
+                _ = closeDownload()
+            } else if let reason = closeDownload(finishing: true) {
                 return .failure(.fileError(path: download.file.path, reason: reason))
             }
             reportProgress(expected: downloadedBytes)
-            fileURL = download.file
+            return .success(
+                Completed(
+                    statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: download.file,
+                    metrics: metrics(easy), unsyncedDescriptor: unsynced))
         }
-        return .success(Completed(statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: fileURL, metrics: metrics(easy)))
+        return .success(Completed(statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: nil, metrics: metrics(easy)))
     }
 
     private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {
@@ -797,4 +807,11 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Removes a partly written download after a failure.
     func discardPartialDownload() { closeDownload() }
+
+    /// `fsync`s and closes a finished download's descriptor; the reason when either failed.
+    static func syncAndClose(_ descriptor: Int32) -> String? {
+        var failure = fsync(descriptor) == 0 ? nil : String(cString: strerror(errno))
+        if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+        return failure
+    }
 }
