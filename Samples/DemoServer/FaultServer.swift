@@ -21,7 +21,7 @@ import NIOPosix
 /// | `/huge-length-404` | a 404 announcing 9,000,000,000,000,000,000 bytes, with one, then FIN |
 /// | `/big-error-500` | a 500 with a 3 MB body (`?chunked`: chunked, no length) |
 /// | `/large-head` | a 200 head announcing 200 MB and no body (for HEAD requests) |
-/// | `/terminal-escapes` | `ESC ] 0 ; … BEL` (a terminal's set-title sequence) in a header value and in a `text/plain` body |
+/// | `/terminal-escapes` | `ESC ] 0 ; … BEL` (a terminal's set-title sequence) in a header value and in a `text/plain` body (`?json`: a JSON body holding a raw C1 CSI) |
 /// | `/ok` | a small valid response |
 public final class FaultServer: Sendable {
     private let channel: any Channel
@@ -168,8 +168,10 @@ final class FaultHandler: ChannelInboundHandler {
             closeAfter(write(bytes, context: context), context: context)
         case "/terminal-escapes":
             let sequence = "\u{1B}]0;pwned\u{07}"
-            let body = "title: \(sequence)\n"
-            let text = "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: text/plain\r\n"
+            // `?json`: valid JSON whose string holds a raw C1 CSI (JSON allows it unescaped).
+            let json = query.contains("json")
+            let body = json ? "{\"title\":\"\u{9B}31mred\"}" : "title: \(sequence)\n"
+            let text = "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: \(json ? "application/json" : "text/plain")\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
             closeAfter(write(text, context: context), context: context)
         case "/large-head":

@@ -39,7 +39,10 @@ enum FileHandleOutput {
                 _ = poll(&ready, 1, -1)
                 continue
             }
-            writeFailed.store(true, ordering: .relaxed)
+            // One line on stderr for the first failure (if stderr itself fails, there is no one to tell).
+            if !writeFailed.exchange(true, ordering: .relaxed), descriptor != 2 {
+                write("wattle: cannot write the output: \(String(cString: strerror(code)))\n", to: 2)
+            }
             return
         }
     }

@@ -189,10 +189,11 @@ struct RequestInvocation: Equatable, Sendable {
 
     private func printBody(_ response: Response) {
         let terminal = FileHandleOutput.isTerminal(1)
-        if terminal, let pretty = JSONPrinter.pretty(response.data, colours: true) {
-            FileHandleOutput.write(pretty + "\n", to: 1)
-        } else if terminal, TerminalText.isBinary(response.data) {
+        // Checked first: JSON strings may hold DEL and C1 controls (a CSI) raw.
+        if terminal, TerminalText.isBinary(response.data) {
             FileHandleOutput.write(TerminalText.binaryNote(byteCount: response.data.count) + "\n", to: 1)
+        } else if terminal, let pretty = JSONPrinter.pretty(response.data, colours: true) {
+            FileHandleOutput.write(pretty + "\n", to: 1)
         } else {
             FileHandleOutput.write(Array(response.data), to: 1)
             if terminal, response.data.last != UInt8(ascii: "\n"), !response.data.isEmpty {

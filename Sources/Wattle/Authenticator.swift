@@ -47,7 +47,7 @@ public struct Authenticator: Sendable {
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes per ``refreshWindow``; more fail with
     /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
-    /// that failed before the server answered (no connection, a timeout, TLS) is not counted,
+    /// that could not reach the server (no connection, a connect timeout, TLS) is not counted,
     /// so an outage does not lock refreshes out once the network is back. Default 5.
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.

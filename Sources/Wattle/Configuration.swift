@@ -140,14 +140,15 @@ public struct Configuration: Sendable {
     /// Whatever the policy, a hop to another origin (scheme, host or port) carries no
     /// credential header: `Authorization`, `Cookie`, `Proxy-Authorization`, the
     /// ``Configuration/sensitiveHeaders``, and any header whose name says it holds a token, a
-    /// key, a secret, a password or a session. A 307 or 308 answering a request with a body is
-    /// not followed to another origin (the body could be a password, and the hop could be from
-    /// `https` to `http`): the 3xx is returned, as ``WattleError/httpStatus(_:)``, unless
+    /// key, a secret, a password or a session. A redirect that would send the request's body
+    /// again (a 307 or 308; a 301 or 302 after a method other than POST) is not followed to
+    /// another origin (the body could be a password, and the hop could be from `https` to
+    /// `http`): the 3xx is returned, as ``WattleError/httpStatus(_:)``, unless
     /// ``resendsBodyToOtherOrigins`` allows it.
     public struct RedirectPolicy: Sendable, Hashable {
         /// The most redirects followed for one request; `0` follows none.
         public var maximumHops: Int
-        /// Whether a 307 or 308 is followed to another origin with the request's body. Default false.
+        /// Whether a redirect that keeps the request's body is followed to another origin. Default false.
         public var resendsBodyToOtherOrigins = false
         /// Follows up to `maximumHops` redirects.
         public static func follow(maximumHops: Int, resendingBodyToOtherOrigins: Bool = false) -> RedirectPolicy {

@@ -206,6 +206,11 @@ public final class KeychainStore: Sendable {
     /// ```
     public func changeCredential(to credential: KeychainCredential) throws {
         try withEngine { try $0.changeCredential(to: credential) }
+        // What ``unlock()`` uses from now on: the new key file, or an in-memory store's new
+        // credential; a passphrase or key bytes are not kept.
+        let keeps: Bool
+        if case .memory = source { keeps = true } else { keeps = credential.isReusable }
+        state.withLock { $0.credential = keeps ? credential : nil }
     }
 }
 

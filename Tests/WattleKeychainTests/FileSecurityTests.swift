@@ -116,6 +116,17 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         keyFile.store.lock()
         try keyFile.store.unlock()
         #expect(!keyFile.store.isLocked)
+
+        // After a change of credential, unlock() uses the new key file, and forgets a passphrase.
+        let newKeyFile = keyFile.directory.appendingPathComponent("new.key")
+        try keyFile.store.changeCredential(to: .keyFile(newKeyFile))
+        keyFile.store.lock()
+        try keyFile.store.unlock()
+        #expect(!keyFile.store.isLocked)
+        try keyFile.store.changeCredential(to: .passphrase("pw2", strength: .minimum))
+        #expect(!keyFile.store.keepsCredential)
+        keyFile.store.lock()
+        #expect(keychainError { try keyFile.store.unlock() } == .param)
     }
 
     @Test func afterAPassphraseChangeNoFileHoldsTheOldWrappedKey() throws {

@@ -209,6 +209,37 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("a sign-out made while a refresh runs wins: nothing is stored, and the waiting request goes without a token")
+    func signOutDuringRefreshWins() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.refreshDelay = .milliseconds(300) }
+        let session = fixture.session
+        let request = Task { try await session.get("echo").decode(Echo.self) }
+        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await session.signOut()
+        #expect(try await request.value.header("Authorization") == nil)
+        #expect(try await fixture.store.load() == nil)
+        #expect(try await session.isSignedIn == false)
+        try await fixture.server.stop()
+    }
+
+    @Test("a request refused with a token signed in during an older refresh gets a refresh of its own")
+    func refusedNewTokenRefreshesItself() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.refreshDelay = .milliseconds(400) }
+        let session = fixture.session
+        let first = Task { try await session.get("api/whoami").statusCode }
+        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        let other = fixture.server.api.issueTokens()
+        try await session.signIn(
+            with: AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600)))
+        fixture.server.api.expireAccessTokens()  // the new token is refused at once
+        #expect(try await session.get("api/whoami").statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        _ = try? await first.value
+        try await fixture.server.stop()
+    }
+
     @Test("a refresh can post a form, as OAuth 2 token endpoints require")
     func formRefresh() async throws {
         let json = try await AuthFixture.make(expiredOnClient: true)

@@ -13,6 +13,18 @@ struct FailureTests {
         #expect(try await session.send(Request("echo", timeout: .seconds(Int64.max / 2))).statusCode == 200)
     }
 
+    @Test("a total timeout shorter than the connect timeout, firing while connecting, is reported as the total")
+    func totalShorterThanConnect() async throws {
+        let silent = try SilentServer()  // accepts, never completes the TLS handshake
+        let session = makeSession(try await TestServer.shared()) {
+            $0.timeouts = Timeouts(connect: .seconds(10), total: .milliseconds(300))
+        }
+        await expectWattleError({ _ = try await session.get("https://127.0.0.1:\(silent.port)/x") }) {
+            if case .timedOut(phase: .total, let after, _) = $0 { return after == .milliseconds(300) }
+            return false
+        }
+    }
+
     @Test("the connect timeout fires during a TLS handshake that never completes")
     func connectTimeout() async throws {
         let silent = try SilentServer()

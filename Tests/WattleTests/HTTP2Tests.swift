@@ -45,16 +45,6 @@ struct HTTP2Tests {
             if case .timedOut(phase: .total, let after, _) = $0 { return after == .milliseconds(300) }
             return false
         }
-        // A total timeout shorter than the connect timeout, on a new connection, names the total too.
-        let fresh = tlsSession {
-            $0.baseURL = server.baseURL
-            $0.trust.selfSignedHosts = ["127.0.0.1"]
-            $0.timeouts.total = .milliseconds(300)
-        }
-        await expectWattleError({ _ = try await fresh.get("delay/3000") }) {
-            if case .timedOut(phase: .total, let after, _) = $0 { return after == .milliseconds(300) }
-            return false
-        }
         try await server.stop()
     }
 

@@ -100,6 +100,9 @@ actor AuthCoordinator {
         loaded = true
         version += 1
         lastOutcome = .success(newToken)
+        // A refresh still running belongs to the old token: a request refused with the new one
+        // starts its own instead of joining it (that one ends as overtaken).
+        inFlight = nil
     }
 
     func signOut() async throws(WattleError) {
@@ -114,6 +117,7 @@ actor AuthCoordinator {
         loaded = true
         version += 1
         lastOutcome = .success(nil)
+        inFlight = nil
     }
 
     func isSignedIn() async throws(WattleError) -> Bool {
@@ -181,7 +185,7 @@ actor AuthCoordinator {
                     self.logger.debug("token refresh failed (version \(self.version))")
                     throw failure
                 }
-                return try await self.refreshRejected(current, store: store)
+                return try await self.refreshRejected(current, store: store, startVersion: startVersion)
             }
             guard self.version == startVersion else { return self.superseded() }
             do {
@@ -209,7 +213,7 @@ actor AuthCoordinator {
     /// Ends a refresh overtaken by a sign-in or sign-out: its outcome is dropped, and the
     /// waiting requests take the token that the sign-in stored (none after a sign-out).
     private func superseded() -> (AuthToken?, Int) {
-        inFlight = nil
+        // (`inFlight` was let go by the sign-in or sign-out, and may be a newer refresh now.)
         logger.debug("token refresh overtaken by a sign-in or sign-out (version \(version))")
         return (token, version)
     }
@@ -236,12 +240,14 @@ actor AuthCoordinator {
         return .authenticationFailed(reason: "the token refresh failed: \(error)")
     }
 
-    /// Whether a refresh failed before the server answered: no address, no connection, a
-    /// timeout, a lost connection, TLS or the proxy.
+    /// Whether a refresh failed before its request could reach the server: no address, no
+    /// connection, a connect timeout, TLS or the proxy. (Not a lost connection or a total
+    /// timeout: the server may have taken, and rotated, the refresh token by then.)
     static func neverReachedServer(_ error: any Error) -> Bool {
         guard let error = error as? WattleError else { return false }
         switch error {
-        case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate, .pinMismatch:
+        case .cannotResolveHost, .cannotConnect, .proxyFailed, .untrustedCertificate, .pinMismatch,
+            .timedOut(phase: .connect, _, _):
             return true
         default:
             return false
@@ -255,8 +261,12 @@ actor AuthCoordinator {
     /// the waiting requests retry with it. Otherwise the token is cleared, in the store only
     /// while it still holds `current`, and the requests fail; the next request reads the store
     /// again, so a token saved there later (a sign-in elsewhere) is used.
-    private func refreshRejected(_ current: AuthToken, store: any TokenStore) async throws -> (AuthToken?, Int) {
-        if let stored = try? await store.load(), !stored.isSameCredential(as: current),
+    private func refreshRejected(
+        _ current: AuthToken, store: any TokenStore, startVersion: Int
+    ) async throws -> (AuthToken?, Int) {
+        let stored = try? await store.load()
+        guard version == startVersion else { return superseded() }
+        if let stored, !stored.isSameCredential(as: current),
             !(lastStoreToken?.isSameCredential(as: stored) ?? false)
         {
             lastStoreToken = stored
@@ -265,6 +275,7 @@ actor AuthCoordinator {
             return (stored, version)
         }
         _ = try? await store.clear(ifStill: current)
+        guard version == startVersion else { return superseded() }
         let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
         finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")

@@ -351,11 +351,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
     /// Flushes a `.synced` download to disk and closes it on a thread of its own, then resumes
     /// the caller: the engine thread goes on with every other transfer meanwhile. (With no
-    /// caller left to resume, the file is still closed.)
+    /// caller left to resume, the file is still closed.) When no thread can be made, here.
     private static func syncThenResume(
         _ completed: CurlTransfer.Completed, path: String, _ continuation: CheckedContinuation<CurlTransfer.Completed, any Error>?
     ) {
-        DetachedThread.start(name: "wattle-fsync") {
+        let work: @Sendable () -> Void = {
             if let failure = CurlTransfer.syncAndClose(completed.unsyncedDescriptor) {
                 continuation?.resume(throwing: WattleError.fileError(path: path, reason: failure))
             } else {
@@ -364,6 +364,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 continuation?.resume(returning: done)
             }
         }
+        // A small stack: the thread only syncs, closes and resumes.
+        if DetachedThread.start(name: "wattle-fsync", stackSize: 256 << 10, work) != nil { work() }
     }
 
     private func tearDown() {

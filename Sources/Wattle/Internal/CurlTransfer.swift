@@ -537,8 +537,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Closes the download's file and frees its gathered pieces. When `finishing` (a finished
-    /// download), first writes the last pieces and, for a synced download, fsyncs the file, and
-    /// returns why that failed; the file is closed either way.
+    /// `.unsynced` download), first writes the last pieces and returns why that failed; the file
+    /// is closed either way. (A `.synced` one's file is synced and closed by the engine, off its
+    /// thread: `Completed.unsyncedDescriptor`.)
     @discardableResult
     private func closeDownload(finishing: Bool = false) -> String? {
         var failure: String?

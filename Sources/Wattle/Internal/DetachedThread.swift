@@ -15,14 +15,22 @@ enum DetachedThread {
     /// A thread that cannot be created is a resource exhaustion the caller cannot recover from
     /// (the engine would never run): it traps with the reason.
     static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+        // Task code may run on the engine thread (Session.withNetworkThreadExecutor): give it
+        // the stack of a main thread, whatever the C library's default (musl's is 128 KiB).
+        if let failure = start(name: name, stackSize: 8 << 20, body) {
+            fatalError("Wattle: cannot start the \(name) thread: \(failure)")
+        }
+    }
+
+    /// Runs `body` on a new thread with a stack of `stackSize` bytes; the reason when no
+    /// thread could be made (the caller then does the work another way).
+    static func start(name: String, stackSize: Int, _ body: @escaping @Sendable () -> Void) -> String? {
         let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        // Task code may run on the engine thread (Session.withNetworkThreadExecutor): give it
-        // the stack of a main thread, whatever the C library's default (musl's is 128 KiB).
-        pthread_attr_setstacksize(&attributes, 8 << 20)
+        pthread_attr_setstacksize(&attributes, stackSize)
         #if canImport(Darwin)
         var thread: pthread_t?
         #else
@@ -40,8 +48,9 @@ enum DetachedThread {
         }, box)
         guard result == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
-            fatalError("Wattle: cannot start the \(name) thread: \(String(cString: strerror(result)))")
+            return String(cString: strerror(result))
         }
+        return nil
     }
 
     private final class Box {

@@ -54,7 +54,7 @@ enum RedirectFollower {
         }
         if Origin(request.target) != Origin(next.target) {
             if next.body != nil || next.bodyFile != nil, !configuration.redirects.resendsBodyToOtherOrigins {
-                return nil  // a 307/308 keeping a body: the 3xx is the answer
+                return nil  // a hop keeping the body (307/308, 301/302 after PUT…): the 3xx is the answer
             }
             for field in next.headers where isCredential(field.name, configuration) {
                 next.headers.remove(field.name)
