@@ -23,10 +23,11 @@ enum TerminalText {
 
     /// `text` with every control character other than tab written as `\u{1B}` and the like.
     static func escaped(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { isUnsafe($0) || $0 == "\n" || $0 == "\r" }) else { return text }
+        let escapes = { (scalar: Unicode.Scalar) in isUnsafe(scalar) || scalar == "\n" || scalar == "\r" }
+        guard text.unicodeScalars.contains(where: escapes) else { return text }
         var result = ""
         for scalar in text.unicodeScalars {
-            if isUnsafe(scalar) || scalar == "\n" || scalar == "\r" {
+            if escapes(scalar) {
                 result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
             } else {
                 result.unicodeScalars.append(scalar)

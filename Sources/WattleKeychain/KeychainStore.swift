@@ -107,7 +107,7 @@ public final class KeychainStore: Sendable {
                 let engine = try Self.makeEngine(source, credential: credential)
                 if state.lockWhenOpened { engine.lock() }
                 state.engine = engine
-                if case .file = source, !credential.isReusable { state.credential = nil }
+                if !keeps(credential) { state.credential = nil }
             }
             return try body(state.engine!)
         }
@@ -193,8 +193,7 @@ public final class KeychainStore: Sendable {
     /// key file (read again) or the random key of an in-memory store. A passphrase or key bytes
     /// are not kept, so such stores need ``unlock(with:)`` (this throws ``KeychainError/param``).
     public func unlock() throws {
-        guard let credential = state.withLock({ $0.credential }) else { throw KeychainError.param }
-        if case .file = source, !credential.isReusable { throw KeychainError.param }
+        guard let credential = state.withLock({ $0.credential }), keeps(credential) else { throw KeychainError.param }
         try unlock(with: credential)
     }
 
@@ -206,11 +205,15 @@ public final class KeychainStore: Sendable {
     /// ```
     public func changeCredential(to credential: KeychainCredential) throws {
         try withEngine { try $0.changeCredential(to: credential) }
-        // What ``unlock()`` uses from now on: the new key file, or an in-memory store's new
-        // credential; a passphrase or key bytes are not kept.
-        let keeps: Bool
-        if case .memory = source { keeps = true } else { keeps = credential.isReusable }
-        state.withLock { $0.credential = keeps ? credential : nil }
+        // What ``unlock()`` uses from now on, when it may be kept.
+        state.withLock { $0.credential = keeps(credential) ? credential : nil }
+    }
+
+    /// Whether the store may keep a credential for ``unlock()``: a key file's URL, or anything
+    /// for an in-memory store (meant for tests); not a file's passphrase or key bytes.
+    private func keeps(_ credential: KeychainCredential) -> Bool {
+        if case .memory = source { return true }
+        return credential.isReusable
     }
 }
 

@@ -179,13 +179,23 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    /// A fixture whose token expired on the client, and a request already waiting on the
+    /// refresh it caused, which the server holds for `delay`.
+    private func requestWaitingOnRefresh<Value: Sendable>(
+        delay: Duration = .milliseconds(300), _ send: @escaping @Sendable (Session) async throws -> Value
+    ) async throws -> (AuthFixture, Task<Value, any Error>) {
+        let fixture = try await AuthFixture.make(expiredOnClient: true)
+        fixture.server.api.configure { $0.refreshDelay = delay }
+        let session = fixture.session
+        let request = Task { try await send(session) }
+        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        return (fixture, request)
+    }
+
     @Test("a sign-in made while a refresh runs wins: the refreshed token is neither used nor stored")
     func signInDuringRefreshWins() async throws {
-        let fixture = try await AuthFixture.make(expiredOnClient: true)
-        fixture.server.api.configure { $0.refreshDelay = .milliseconds(300) }
+        let (fixture, request) = try await requestWaitingOnRefresh { try await $0.get("echo").decode(Echo.self) }
         let session = fixture.session
-        let request = Task { try await session.get("echo").decode(Echo.self) }
-        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let other = fixture.server.api.issueTokens(for: "other")
         let signedIn = AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
         try await session.signIn(with: signedIn)
@@ -211,11 +221,8 @@ struct AuthenticationTests {
 
     @Test("a sign-out made while a refresh runs wins: nothing is stored, and the waiting request goes without a token")
     func signOutDuringRefreshWins() async throws {
-        let fixture = try await AuthFixture.make(expiredOnClient: true)
-        fixture.server.api.configure { $0.refreshDelay = .milliseconds(300) }
+        let (fixture, request) = try await requestWaitingOnRefresh { try await $0.get("echo").decode(Echo.self) }
         let session = fixture.session
-        let request = Task { try await session.get("echo").decode(Echo.self) }
-        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
         try await session.signOut()
         #expect(try await request.value.header("Authorization") == nil)
         #expect(try await fixture.store.load() == nil)
@@ -225,11 +232,10 @@ struct AuthenticationTests {
 
     @Test("a request refused with a token signed in during an older refresh gets a refresh of its own")
     func refusedNewTokenRefreshesItself() async throws {
-        let fixture = try await AuthFixture.make(expiredOnClient: true)
-        fixture.server.api.configure { $0.refreshDelay = .milliseconds(400) }
+        let (fixture, first) = try await requestWaitingOnRefresh(delay: .milliseconds(400)) {
+            try await $0.get("api/whoami").statusCode
+        }
         let session = fixture.session
-        let first = Task { try await session.get("api/whoami").statusCode }
-        while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
         let other = fixture.server.api.issueTokens()
         try await session.signIn(
             with: AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600)))

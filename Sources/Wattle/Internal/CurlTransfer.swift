@@ -578,11 +578,12 @@ final class CurlTransfer: @unchecked Sendable {
         var status = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         if status != 0 { statusCode = status }
+        var fileURL: URL?
+        var unsynced: Int32 = -1
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download.file) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
             }
-            var unsynced: Int32 = -1
             if syncsDownload {
                 // Written, not yet on disk: the descriptor goes with the result, to be synced
                 // off this thread (the same descriptor: a writeback error is reported to it).
@@ -595,12 +596,12 @@ final class CurlTransfer: @unchecked Sendable {
                 return .failure(.fileError(path: download.file.path, reason: reason))
             }
             reportProgress(expected: downloadedBytes)
-            return .success(
-                Completed(
-                    statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: download.file,
-                    metrics: metrics(easy), unsyncedDescriptor: unsynced))
+            fileURL = download.file
         }
-        return .success(Completed(statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: nil, metrics: metrics(easy)))
+        return .success(
+            Completed(
+                statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: fileURL, metrics: metrics(easy),
+                unsyncedDescriptor: unsynced))
     }
 
     private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {

@@ -37,9 +37,8 @@ enum Redaction {
         // A URL the parser refuses as written (a space, a `|`) is redacted as form text: its
         // `name=value` pairs, wherever they stand. (Not parsed a second time percent-encoded:
         // that halved the fuzzer's rate on invalid URLs, whose errors describe them.)
-        guard var components = URLComponents(string: string) else {
-            return escaped(redactFormSecrets(withoutUserInfo(string)))
-        }
+        let asFormText = { escaped(redactFormSecrets(withoutUserInfo(string))) }
+        guard var components = URLComponents(string: string) else { return asFormText() }
         if components.user != nil || components.password != nil {
             components.user = nil
             components.password = nil
@@ -55,7 +54,7 @@ enum Redaction {
         // (`#access_token=…`): its pairs are redacted like the query's.
         let fragment = components.percentEncodedFragment
         components.percentEncodedFragment = nil
-        guard let text = components.string else { return escaped(redactFormSecrets(withoutUserInfo(string))) }
+        guard let text = components.string else { return asFormText() }
         return fragment.map { text + "#" + escaped(redactFormSecrets($0)) } ?? text
     }
 
