@@ -123,6 +123,9 @@ public struct Keychain: KeychainService, Sendable {
     }
 
     /// Stores bytes, replacing any value of the key in one transaction.
+    ///
+    /// - Throws: ``KeychainError/interactionNotAllowed`` while the keychain is locked when the
+    ///   new value or the one it replaces needs it unlocked (``KeychainAccessibility/whenUnlocked``).
     public func set(_ data: Data, forKey key: String) throws {
         try Self.check(key)
         let address = try address()
@@ -168,13 +171,15 @@ public struct Keychain: KeychainService, Sendable {
     }
 
     /// Removes every value of this service (in this access group, with this synchronizable
-    /// flag) in one transaction.
+    /// flag) in one transaction, and any damaged value filed under the service (one that can
+    /// no longer be opened, whatever its access group was).
     public func removeAll() throws {
         let address = try address()
         try store.withEngine { try $0.removeAll(at: address) }
     }
 
     /// Every key of this service (in this access group, with this synchronizable flag), sorted.
+    /// A damaged value's key cannot be read, so it is not listed; ``removeAll()`` removes it.
     public func allKeys() throws -> [String] {
         let address = try address()
         return try store.withEngine { try $0.allKeys(at: address) }

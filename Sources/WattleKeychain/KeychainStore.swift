@@ -140,7 +140,8 @@ public final class KeychainStore: Sendable {
     ///
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
     ///   ``KeychainError/interactionNotAllowed`` when the data of a matching item needs the
-    ///   keychain unlocked; ``KeychainError/decode`` when a matching item was damaged.
+    ///   keychain unlocked; ``KeychainError/decode`` when the only candidates were damaged.
+    ///   A damaged item (one whose sealed blobs fail to open) is skipped when others match.
     public func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
         try withEngine { try $0.copyMatching(query) }
     }
@@ -148,14 +149,20 @@ public final class KeychainStore: Sendable {
     /// Changes every matching item in one transaction (`SecItemUpdate`).
     ///
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
-    ///   ``KeychainError/duplicateItem`` when a changed identity collides (nothing changes).
+    ///   ``KeychainError/duplicateItem`` when a changed identity collides (nothing changes);
+    ///   ``KeychainError/interactionNotAllowed`` while locked when a matching item needs the
+    ///   keychain unlocked (nothing changes); ``KeychainError/decode`` when the only
+    ///   candidates were damaged.
     public func update(_ query: KeychainQuery, with change: KeychainUpdate) throws {
         try withEngine { try $0.update(query, with: change) }
     }
 
-    /// Deletes every matching item in one transaction (`SecItemDelete`).
+    /// Deletes every matching item in one transaction (`SecItemDelete`). A query answered by
+    /// identity, or by service or server alone, deletes a damaged item too; one that filters on
+    /// other attributes cannot tell whether a damaged item matches, and leaves it.
     ///
-    /// - Throws: ``KeychainError/itemNotFound`` when nothing matches.
+    /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
+    ///   ``KeychainError/decode`` when nothing was deleted and a damaged candidate was left.
     public func delete(_ query: KeychainQuery) throws {
         try withEngine { try $0.delete(query) }
     }

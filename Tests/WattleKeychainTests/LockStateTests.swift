@@ -57,6 +57,34 @@ import WattleKeychain
     }
 
     @Test(arguments: StoreKind.allCases)
+    func whileLockedAnItemThatNeedsUnlockingIsNotReplacedOrChangedEvenToBackgroundAccess(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let store = fixture.store
+        let keychain = fixture.keychain()
+        try keychain.accessibility(.whenUnlocked).set("secret", forKey: "k")
+        try keychain.accessibility(.afterFirstUnlock).set("background", forKey: "b")
+        store.lock()
+        // A set with a weaker accessibility would replace an item no one may read while locked.
+        #expect(keychainError { try keychain.accessibility(.afterFirstUnlock).set("other", forKey: "k") } == .interactionNotAllowed)
+        let query = KeychainQuery.genericPassword(service: "svc", account: "k")
+        let weaker = KeychainUpdate(data: Data("other".utf8), accessibility: .afterFirstUnlock)
+        #expect(keychainError { try store.update(query, with: weaker) } == .interactionNotAllowed)
+        // A query over the service that also matches the background item changes nothing either.
+        let service = KeychainQuery(.genericPassword, attributes: KeychainAttributes(service: "svc"), matchLimit: .all)
+        #expect(keychainError { try store.update(service, with: KeychainUpdate(attributes: KeychainAttributes(label: "l"))) } == .interactionNotAllowed)
+        // Background items change as usual, and removing is allowed (as on Apple platforms).
+        try keychain.accessibility(.afterFirstUnlock).set("background 2", forKey: "b")
+        try fixture.unlock()
+        #expect(try keychain.string(forKey: "k") == "secret")
+        #expect(try keychain.accessibility(forKey: "k") == .whenUnlocked)
+        #expect(try keychain.string(forKey: "b") == "background 2")
+        #expect(try store.copyMatching(service.withAttributes()).allSatisfy { $0.attributes?.label == nil })
+        store.lock()
+        try keychain.removeValue(forKey: "k")
+        #expect(try !keychain.hasValue(forKey: "k"))
+    }
+
+    @Test(arguments: StoreKind.allCases)
     func accessibilityIsReportedPerKeyAndCanChangeOnSet(kind: StoreKind) throws {
         let keychain = try kind.make().keychain()
         #expect(try keychain.accessibility(forKey: "k") == nil)

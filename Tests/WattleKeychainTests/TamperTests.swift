@@ -98,12 +98,56 @@ import Testing
         ghost.group = [ghost.id.removeLast()] + ghost.group
         try fixture.store.withStorage { storage in try storage.write { try storage.insert(ghost) } }
         #expect(try fixture.store.withStorage { try $0.allRows().count } == 4)
-        let scan = keychainError {
-            _ = try fixture.store.copyMatching(KeychainQuery(.genericPassword, synchronizable: .any, matchLimit: .all))
-        }
-        #expect(scan == .decode)
+        // A scan skips the ghost (it does not open) and finds the three genuine items only.
+        let scan = try fixture.store.copyMatching(
+            KeychainQuery(.genericPassword, synchronizable: .any, matchLimit: .all, returnAttributes: true))
+        #expect(scan.compactMap { $0.attributes?.account }.sorted() == Self.keys)
+        #expect(Set(scan.compactMap(\.data)) == Set(Self.keys.map { Data("value-of-\($0)".utf8) }))
         // The genuine items still read.
         #expect(try readable(fixture.keychain()).values.allSatisfy { $0 })
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func aDamagedItemNeitherHidesNorBlocksTheOthersAndRemoveAllCleansItUp(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        let store = fixture.store
+        let keychain = fixture.keychain()
+        var attributesDamaged = rows[0]
+        attributesDamaged.attributes[attributesDamaged.attributes.count - 1] ^= 1
+        try replace(attributesDamaged, in: store)
+        let damagedKey = try #require(
+            Self.keys.first { key in keychainError { _ = try keychain.accessibility(forKey: key) } == .decode })
+        let others = Self.keys.filter { $0 != damagedKey }
+        // Point reads of the damaged item still fail closed.
+        let itsQuery = KeychainQuery.genericPassword(service: "svc", account: damagedKey)
+        #expect(keychainError { _ = try store.copyMatching(itsQuery) } == .decode)
+        // Lists and scans skip it and return the rest (they threw `decode` before).
+        #expect(try keychain.allKeys() == others)
+        let scan = KeychainQuery(.genericPassword, attributes: KeychainAttributes(service: "svc"), matchLimit: .all)
+        let found = try store.copyMatching(scan.withAttributes())
+        #expect(found.compactMap { $0.attributes?.account }.sorted() == others)
+        #expect(Set(found.compactMap(\.data)) == Set(others.map { Data("value-of-\($0)".utf8) }))
+        // A filtered update or delete changes the items it can match and leaves the damaged one.
+        var labelled = scan
+        labelled.attributes.label = "none"
+        #expect(keychainError { try store.delete(labelled) } == .decode)
+        try store.update(scan, with: KeychainUpdate(attributes: KeychainAttributes { $0.comment = "seen" }))
+        #expect(try store.copyMatching(scan.withAttributes()).allSatisfy { $0.attributes?.comment == "seen" })
+        #expect(try store.withStorage { try $0.allRows().count } == 3)
+
+        // A damaged secret (attributes intact): listed, but skipped by a scan for data.
+        var secretDamaged = try #require(try store.withStorage { try $0.allRows() }.first { $0.id != rows[0].id })
+        secretDamaged.secret[secretDamaged.secret.count - 1] ^= 1
+        try replace(secretDamaged, in: store)
+        #expect(try keychain.allKeys().count == 2)
+        #expect(try store.copyMatching(scan.withAttributes()).count == 1)
+
+        // removeAll removes every item of the service, the damaged ones too, and no other service's.
+        try fixture.keychain("other").set("kept", forKey: "k")
+        try keychain.removeAll()
+        #expect(try store.withStorage { try $0.allRows().count } == 1)
+        #expect(try keychain.allKeys().isEmpty)
+        #expect(try fixture.keychain("other").string(forKey: "k") == "kept")
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -61,39 +61,53 @@ extension KeychainEngine {
         try storage.write { try storage.insert(row) }
     }
 
-    /// Finds items; `itemNotFound` when none matches.
+    /// Finds items; `itemNotFound` when none matches. A damaged candidate is skipped
+    /// (``skippingDamaged(_:_:)``), and is `decode` only when nothing else matched.
     func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
         let selection = try select(query)
         let checkAttributes = needsAttributes(query, selection)
         var results: [KeychainMatch] = []
+        var damaged = false
         for row in selection.rows {
-            var match = KeychainMatch(itemClass: query.itemClass)
-            if checkAttributes || query.returnAttributes {
-                let decoded = try openAttributes(row)
-                guard matches(decoded, query) else { continue }
-                if query.returnAttributes {
-                    match.attributes = decoded.attributes
-                    match.accessibility = decoded.accessibility
-                    match.synchronizable = decoded.synchronizable
+            let candidate = try skippingDamaged(&damaged) { () throws -> KeychainMatch? in
+                var match = KeychainMatch(itemClass: query.itemClass)
+                if checkAttributes || query.returnAttributes {
+                    let decoded = try openAttributes(row)
+                    guard matches(decoded, query) else { return nil }
+                    if query.returnAttributes {
+                        match.attributes = decoded.attributes
+                        match.accessibility = decoded.accessibility
+                        match.synchronizable = decoded.synchronizable
+                    }
                 }
+                if query.returnData { match.data = try openSecret(row) }
+                return match
             }
-            if query.returnData { match.data = try openSecret(row) }
+            guard let match = candidate ?? nil else { continue }
             results.append(match)
             if query.matchLimit == .one { break }
         }
-        guard !results.isEmpty else { throw KeychainError.itemNotFound }
+        guard !results.isEmpty else { throw Self.nothingMatched(damaged: damaged) }
         return results
     }
 
     /// Changes every matching item in one transaction; `itemNotFound` when none matches,
-    /// `duplicateItem` (and no change) when a new identity collides.
+    /// `duplicateItem` (and no change) when a new identity collides, `interactionNotAllowed`
+    /// (and no change) for a matching `whenUnlocked` item while locked.
     func update(_ query: KeychainQuery, with change: KeychainUpdate) throws {
         try storage.write {
             let selection = try select(query)
             var found = false
+            var damaged = false
             for row in selection.rows {
-                let decoded = try openAttributes(row)
-                guard matches(decoded, query) else { continue }
+                guard let decoded = try skippingDamaged(&damaged, { try openAttributes(row) }),
+                    matches(decoded, query)
+                else { continue }
+                // As on Apple platforms: an item that needs the unlocked keychain is not changed
+                // while locked, not even given a new secret or a weaker accessibility.
+                guard !isLocked || row.protection != KeyRing.Protection.whenUnlocked.rawValue else {
+                    throw KeychainError.interactionNotAllowed
+                }
                 found = true
                 var attributes = decoded.attributes
                 for field in AttributeCoding.fields {
@@ -114,23 +128,47 @@ extension KeychainEngine {
                     try storage.insert(updated)
                 }
             }
-            guard found else { throw KeychainError.itemNotFound }
+            guard found else { throw Self.nothingMatched(damaged: damaged) }
         }
     }
 
-    /// Deletes every matching item in one transaction; `itemNotFound` when none matches.
+    /// Deletes every matching item in one transaction; `itemNotFound` when none matches. A
+    /// query that needs attributes opened skips a damaged candidate (it cannot tell whether it
+    /// matches); a query the hashes answer deletes it unopened.
     func delete(_ query: KeychainQuery) throws {
         try storage.write {
             let selection = try select(query)
             let checkAttributes = needsAttributes(query, selection)
             var deleted = 0
+            var damaged = false
             for row in selection.rows {
                 if checkAttributes {
-                    guard matches(try openAttributes(row), query) else { continue }
+                    guard let decoded = try skippingDamaged(&damaged, { try openAttributes(row) }),
+                        matches(decoded, query)
+                    else { continue }
                 }
                 if try storage.delete(id: row.id) { deleted += 1 }
             }
-            guard deleted > 0 else { throw KeychainError.itemNotFound }
+            guard deleted > 0 else { throw Self.nothingMatched(damaged: damaged) }
         }
+    }
+
+    /// Runs `body` on one candidate row of a query over several. A row whose blobs fail to
+    /// open with `decode` is damaged: it is skipped (nil) and `damaged` set, so that one
+    /// damaged item neither hides nor blocks the others. Any other error (such as
+    /// `interactionNotAllowed` while locked) is thrown.
+    func skippingDamaged<T>(_ damaged: inout Bool, _ body: () throws -> T) throws -> T? {
+        do {
+            return try body()
+        } catch KeychainError.decode {
+            damaged = true
+            return nil
+        }
+    }
+
+    /// The error of a query that matched nothing: `decode` when a damaged candidate was
+    /// skipped (it may have been the one asked for), else `itemNotFound`.
+    static func nothingMatched(damaged: Bool) -> KeychainError {
+        damaged ? .decode : .itemNotFound
     }
 }

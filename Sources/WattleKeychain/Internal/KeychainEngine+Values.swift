@@ -46,7 +46,13 @@ extension KeychainEngine {
             // decoded value showed in profiles of the upsert.
             var decoded = AttributeCoding.Decoded()
             var knownGroup: [UInt8]?
-            if let existing = try storage.row(id: rowID), (try? openAttributes(existing, into: &decoded)) != nil {
+            let existing = try storage.row(id: rowID)
+            // As on Apple platforms: an item that needs the unlocked keychain is not replaced
+            // while locked, not even by one with a weaker accessibility.
+            guard !isLocked || existing?.protection != KeyRing.Protection.whenUnlocked.rawValue else {
+                throw KeychainError.interactionNotAllowed
+            }
+            if let existing, (try? openAttributes(existing, into: &decoded)) != nil {
                 // Its service (the group attribute) is the one it was found by, and its group
                 // hash was bound into the attributes that just opened: reuse it.
                 knownGroup = existing.group
@@ -95,28 +101,34 @@ extension KeychainEngine {
         }
     }
 
-    /// Keys (accounts) of the service in the address's access group, sorted.
+    /// Keys (accounts) of the service in the address's access group, sorted. A damaged item
+    /// (one whose attributes fail to open) is left out: it has no key anyone could read.
     func allKeys(at address: Address) throws -> [String] {
-        try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
+        var damaged = false
+        return try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
             .compactMap { row -> String? in
-                let attributes = try openAttributes(row).attributes
-                guard attributes.accessGroup == address.accessGroup, attributes.service == address.service else {
-                    return nil
-                }
+                guard let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }),
+                    attributes.accessGroup == address.accessGroup, attributes.service == address.service
+                else { return nil }
                 return attributes.account
             }
             .sorted()
     }
 
-    /// Removes every item of the service in the address's access group, in one transaction.
+    /// Removes every item of the service in the address's access group, in one transaction,
+    /// and every damaged item filed under the service: its attributes no longer open, so
+    /// nothing could ever read it, and left in place it would be listed by nothing and
+    /// removed by nothing. (It may have been in another access group of the same service:
+    /// the row's service hash does not cover the group.)
     func removeAll(at address: Address) throws {
         try storage.write {
+            var damaged = false
             for row in try storage.rows(
                 itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
             {
-                let attributes = try openAttributes(row).attributes
-                guard attributes.accessGroup == address.accessGroup, attributes.service == address.service else {
-                    continue
+                if let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }) {
+                    guard attributes.accessGroup == address.accessGroup, attributes.service == address.service
+                    else { continue }
                 }
                 try storage.delete(id: row.id)
             }
