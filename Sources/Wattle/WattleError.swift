@@ -32,12 +32,12 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     case cannotConnect(host: String, port: Int, reason: String)
     /// The configured proxy failed the request before it reached the server: it could not be
     /// reached, it refused the tunnel, or the handshake with it failed (`failure` says which).
-    /// `proxy` is the proxy's `scheme://host:port`, never its credentials; "from the
-    /// environment" when `http_proxy` and its kin chose it. Not covered, as libcurl does not
-    /// tell them apart from the server's: a proxy from the environment that cannot be connected
-    /// to (``cannotConnect(host:port:reason:)``), a timeout connecting to a proxy
-    /// (``timedOut(phase:after:url:)``), and an `https` proxy's untrusted certificate
-    /// (``untrustedCertificate(host:reason:)``; ``TrustPolicy`` never applies to proxies).
+    /// `proxy` is the proxy's `scheme://host:port`, never its credentials; for one that
+    /// `http_proxy` and its kin chose, "host:port (from the environment)" when known, else
+    /// "from the environment". Not covered, as libcurl does not tell them apart from the
+    /// server's: a timeout connecting to a proxy (``timedOut(phase:after:url:)``), and an
+    /// `https` proxy's untrusted certificate (``untrustedCertificate(host:reason:)``;
+    /// ``TrustPolicy`` never applies to proxies).
     case proxyFailed(proxy: String, failure: ProxyFailure)
     /// The connection was lost or closed by the server before the response was complete.
     case connectionLost(host: String, reason: String)

@@ -276,6 +276,28 @@ struct CLITests {
         }
     }
 
+    @Test("a proxy from the environment that is not there: exit 2, the error names the proxy, not the server")
+    func unreachableEnvironmentProxy() async throws {
+        let plain = try await Servers.plain.value
+        let tls = try await Servers.tls.value
+        let port = try DemoServerPort.free()
+        for (url, variable, options) in [
+            (plain.url("echo").absoluteString, "http_proxy", [String]()),
+            (tls.url("echo").absoluteString, "https_proxy", ["--allow-self-signed", "127.0.0.1"]),
+            (tls.url("echo").absoluteString, "ALL_PROXY", ["--allow-self-signed", "127.0.0.1"]),
+        ] {
+            let result = try await CLI.run(
+                options + [url],
+                environment: [variable: "http://wattle:s3cr3t@127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
+            #expect(result.status == 2, "\(variable): \(result.stderr)")
+            #expect(result.stderr.contains("proxy 127.0.0.1:\(port) (from the environment) failed"), "\(result.stderr)")
+            #expect(!result.stderr.contains("s3cr3t"), "\(result.stderr)")
+        }
+        // Without a proxy variable, a server that is not there is still the server's failure.
+        let direct = try await CLI.run(["http://127.0.0.1:\(port)/echo"], environment: ["no_proxy": "", "NO_PROXY": ""])
+        #expect(direct.status == 2 && direct.stderr.contains("127.0.0.1:\(port)") && !direct.stderr.contains("proxy"), "\(direct.stderr)")
+    }
+
     @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
     func downloadToFile() async throws {
         let server = try await Servers.plain.value

@@ -672,6 +672,11 @@ final class CurlTransfer: @unchecked Sendable {
             if let proxy = handle?.proxy {
                 return .proxyFailed(proxy: proxy.display, failure: .unreachable(reason: reason))
             }
+            if handle?.proxyFromEnvironment == true,
+                let proxy = Self.environmentProxy(failedToConnect: message, target: request.target)
+            {
+                return .proxyFailed(proxy: proxy, failure: .unreachable(reason: reason))
+            }
             return .cannotConnect(host: host, port: port, reason: reason)
         case CURLE_OPERATION_TIMEDOUT:
             return timeoutError(message: message)
@@ -700,6 +705,26 @@ final class CurlTransfer: @unchecked Sendable {
         default:
             return .transport(code: Int(code.rawValue), message: message)
         }
+    }
+
+    /// The proxy from the environment that a failed connection was to, as "host:port (from the
+    /// environment)", or nil when it was to the server. libcurl's "Failed to connect to HOST
+    /// port PORT" names what it connected to, the proxy when it used one; a proxy variable for
+    /// the scheme must be set too, so that a server name libcurl spells otherwise (an IDN in
+    /// punycode) is not taken for a proxy.
+    static func environmentProxy(failedToConnect message: String, target: TransportRequest.Target) -> String? {
+        let variables = target.isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
+        guard (variables + ["all_proxy", "ALL_PROXY"]).contains(where: { getenv($0).map { $0.pointee != 0 } ?? false }),
+            message.hasPrefix("Failed to connect to "),
+            let portMark = message.firstRange(of: " port ")
+        else { return nil }
+        let host = message[message.index(message.startIndex, offsetBy: 21)..<portMark.lowerBound]
+        let port = message[portMark.upperBound...].prefix { $0.isASCII && $0.isNumber }
+        guard !host.isEmpty, let number = Int(port) else { return nil }
+        let bare = { (name: Substring) in name.filter { $0 != "[" && $0 != "]" }.lowercased() }
+        guard number != target.port || bare(host) != bare(Substring(target.host)) else { return nil }
+        let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : String(host)
+        return "\(shown):\(number) (from the environment)"
     }
 
     /// The failure as the proxy's, when it is: a refused `CONNECT`, a proxy that does not

@@ -30,6 +30,8 @@ final class EasyHandle {
     let freshCleartextConnections: Bool
     /// The configured proxy, named by the errors it causes.
     let proxy: ProxyEndpoint?
+    /// Whether libcurl takes the proxy from the environment (``Configuration/Proxy/environment``).
+    let proxyFromEnvironment: Bool
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
     init?(settings: CurlEngine.Settings) {
@@ -37,6 +39,7 @@ final class EasyHandle {
         self.easy = easy
         freshCleartextConnections = settings.freshCleartextConnections
         proxy = settings.proxyEndpoint
+        proxyFromEnvironment = settings.proxy == nil
         errorBuffer = .allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
         // Every stored property is set by now, so returning nil runs `deinit`, which frees the
