@@ -27,8 +27,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         /// The configured proxy (``Configuration/Proxy/url(_:)``), for `CURLOPT_NOPROXY` and
         /// for errors that name it.
         var proxyEndpoint: ProxyEndpoint?
-        /// The configured proxy URL is unusable: every transfer fails with this, unsent.
-        var proxyError: WattleError?
+        /// The session cannot send: every transfer fails with this, unsent (a configured proxy
+        /// URL that is unusable, or host overrides libcurl could not store).
+        var setupError: WattleError?
         var resolveList: UnsafeMutablePointer<curl_slist>?
         /// Each plain-`http` transfer opens its own connection and closes it after (HTTP/2 by
         /// prior knowledge on a libcurl that cannot reuse such connections, see
@@ -89,7 +90,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         var proxy: String?
         var proxyEndpoint: ProxyEndpoint?
-        var proxyError: WattleError?
+        var setupError: WattleError?
         switch configuration.proxy {
         case .environment: proxy = nil
         case .none: proxy = ""
@@ -101,16 +102,21 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             } catch {
                 // Fail closed: no transfer goes out, directly or otherwise.
                 proxy = ""
-                proxyError = error
+                setupError = error
             }
         }
         var resolve: UnsafeMutablePointer<curl_slist>?
-        for entry in configuration.hostOverrides {
-            resolve = curl_slist_append(resolve, "\(entry.host):\(entry.port):\(entry.address)")
+        do {
+            resolve = try CurlStringList.make(
+                configuration.hostOverrides.lazy.map { "\($0.host):\($0.port):\($0.address)" })
+        } catch {
+            // Fail closed: without the list the names would go to DNS.
+            setupError = setupError ?? .transport(
+                code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "out of memory storing the host overrides")
         }
         settings = Settings(
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
-            proxyEndpoint: proxyEndpoint, proxyError: proxyError, resolveList: resolve,
+            proxyEndpoint: proxyEndpoint, setupError: setupError, resolveList: resolve,
             freshCleartextConnections: configuration.httpVersion == .http2PriorKnowledge
                 && !CurlGlobal.reusesCleartextPriorKnowledgeConnections)
 
@@ -216,7 +222,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             complete(transfer, with: .failure(.cancelled))
             return
         }
-        if let error = settings.proxyError {
+        if let error = settings.setupError {
             complete(transfer, with: .failure(error))
             return
         }

@@ -240,11 +240,13 @@ final class CurlTransfer: @unchecked Sendable {
         }
 
         // Headers: ours, then curl's defaults switched off where we decide.
-        check(
-            wattle_curl_easy_setopt_slist(
-                easy, CURLOPT_HTTPHEADER,
-                handle.headerList(for: request.headers, hasBody: request.body != nil || request.bodyFile != nil)),
-            "HTTPHEADER")
+        do {
+            let list = try handle.headerList(
+                for: request.headers, hasBody: request.body != nil || request.bodyFile != nil)
+            check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
+        } catch {
+            check(CURLE_OUT_OF_MEMORY, "HTTPHEADER")
+        }
 
         // Callbacks (the functions are fixed options): this transfer receives them.
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, me), "WRITEDATA")

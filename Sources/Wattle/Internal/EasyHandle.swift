@@ -108,13 +108,15 @@ final class EasyHandle {
     }
 
     /// The `CURLOPT_HTTPHEADER` list for these fields (``headerLines(for:hasBody:)``), built
-    /// only when they differ from the last transfer's.
-    func headerList(for headers: HTTPHeaders, hasBody: Bool) -> UnsafeMutablePointer<curl_slist>? {
+    /// only when they differ from the last transfer's. Throws, keeping the last list, when
+    /// libcurl cannot allocate it.
+    func headerList(
+        for headers: HTTPHeaders, hasBody: Bool
+    ) throws(CurlStringList.AllocationFailed) -> UnsafeMutablePointer<curl_slist>? {
         if let source = headerListSource, source.hasBody == hasBody, Self.sameBytes(source.headers, headers) {
             return headerList
         }
-        var list: UnsafeMutablePointer<curl_slist>?
-        for line in Self.headerLines(for: headers, hasBody: hasBody) { list = curl_slist_append(list, line) }
+        let list = try CurlStringList.make(Self.headerLines(for: headers, hasBody: hasBody))
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
         headerListSource = (headers, hasBody)
