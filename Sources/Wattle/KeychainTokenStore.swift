@@ -10,7 +10,15 @@ public import WattleKeychain
 ///
 /// ```swift
 /// let store = KeychainTokenStore(origin: URL(string: "https://api.example.com")!)   // default keychain
-/// let testStore = KeychainTokenStore(origin: url, profile: "ci", keychain: Keychain(service: "x", store: .inMemory()))
+/// let testStore = KeychainTokenStore(origin: url, profile: "ci", store: .inMemory())   // for tests
+/// ```
+///
+/// Given a store, the item is kept as with the default keychain (service ``defaultService``,
+/// readable while locked: ``KeychainAccessibility/afterFirstUnlock``). Given a `Keychain`, its
+/// service and accessibility are used as they are:
+///
+/// ```swift
+/// let custom = KeychainTokenStore(origin: url, keychain: Keychain(service: "my.app.tokens"))
 /// ```
 public struct KeychainTokenStore: TokenStore {
     /// The keychain holding the item (service ``defaultService`` unless given).

@@ -40,10 +40,14 @@ public final class KeychainStore: Sendable {
 
     let source: Source
     private let state: PThreadLocked<State>
+    /// Lives as long as the store: `WattleTesting`'s temporary folder, removed when the last
+    /// store or helper using it is released.
+    private let keptAlive: (any AnyObject & Sendable)?
 
     init(source: Source, credential: KeychainCredential) {
         self.source = source
         state = PThreadLocked(State(credential: credential))
+        keptAlive = nil
     }
 
     /// Whether the store still holds what opens it (tests).
@@ -59,9 +63,15 @@ public final class KeychainStore: Sendable {
     ///
     /// - Throws: ``KeychainError/authFailed`` when the credential does not open an existing
     ///   keychain, ``KeychainFileError`` when a file is refused or cannot be created.
-    public init(fileURL: URL, credential: KeychainCredential) throws {
+    public convenience init(fileURL: URL, credential: KeychainCredential) throws {
+        try self.init(fileURL: fileURL, credential: credential, keepingAlive: nil)
+    }
+
+    /// ``init(fileURL:credential:)``, keeping `owner` alive as long as the store.
+    package init(fileURL: URL, credential: KeychainCredential, keepingAlive owner: (any AnyObject & Sendable)?) throws {
         source = .file(fileURL)
         state = PThreadLocked(State(credential: credential))
+        keptAlive = owner
         try open()
     }
 

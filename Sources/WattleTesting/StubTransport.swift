@@ -3,6 +3,9 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 import WattleKeychain
 public import Wattle
 
@@ -16,10 +19,25 @@ public import Wattle
 ///                       transport: stub)
 /// let user = try await session.get("users/42").decode(User.self)
 /// #expect(stub.requests.count == 1)
+/// #expect(stub.unusedRoutes == ["POST /users"])
 /// ```
 ///
-/// Unmatched requests get a 404 naming the request, or go to the fallback handler if one is set.
-/// Every request is recorded, in order, in ``requests``.
+/// A route matches the request's method and its URL's path as sent, percent-encoded, from the
+/// first slash: `/v1/users/42` for `"users/42"` against the base URL `https://api.test/v1/`.
+/// A route whose path has a query (`/search?q=swift&page=2`) matches that query exactly too;
+/// one without matches any query.
+///
+/// What happens above the transport is the session's own, as with the network: headers,
+/// query encoding, the stored token and its refresh, redirects, retries and status errors.
+/// Below it, the stub does what the libcurl transport does: a download's 2xx body is written
+/// to the download's file, ``TransportRequest/maximumResponseSize`` is enforced, a body file
+/// must be readable, and a task cancelled while its handler ran gets
+/// ``WattleError/cancelled``.
+///
+/// A request no route matches fails with ``WattleError/invalidRequest(reason:)`` naming it and
+/// the routes there are (a forgotten or misspelled route is not mistaken for the server's
+/// 404), or goes to the fallback handler if one is set. Every request is recorded, in order,
+/// in ``requests``.
 public final class StubTransport: Transport {
     /// Computes a response for a request.
     public typealias Handler = @Sendable (TransportRequest) async throws(WattleError) -> Response
@@ -27,8 +45,17 @@ public final class StubTransport: Transport {
     private struct Route {
         var method: HTTPMethod?
         var path: String
+        var query: String?
         var handler: Handler
         var remaining: Int?
+        var answered = 0
+
+        var name: String { "\(method.map { "\($0)" } ?? "*") \(path)\(query.map { "?\($0)" } ?? "")" }
+
+        func matches(_ method: HTTPMethod, path: String, query: String?) -> Bool {
+            (self.method == nil || self.method == method) && self.path == path
+                && (self.query == nil || self.query == (query ?? "")) && (remaining ?? 1) > 0
+        }
     }
 
     private struct State {
@@ -39,19 +66,44 @@ public final class StubTransport: Transport {
     private let state = PThreadLocked(State())
     private let fallback: Handler?
 
-    /// Creates a stub; `fallback` answers requests no route matches (default: a 404).
+    /// Creates a stub; `fallback` answers requests no route matches (default: they fail with
+    /// ``WattleError/invalidRequest(reason:)``).
     public init(fallback: Handler? = nil) {
         self.fallback = fallback
     }
 
-    /// Every request performed so far, in order.
+    /// Every request performed so far, in order (matched or not).
     public var requests: [TransportRequest] { state.withLock { $0.requests } }
 
-    /// Answers `method path` (path compared without the query; `nil` method matches any) with
-    /// the handler. Later routes are consulted after earlier ones; `times` limits how often a
-    /// route answers before the next matching route takes over.
+    /// The routes that have not answered as scripted, as `METHOD path` (`*` for any method):
+    /// those given `times` that have answers left, and those without it that never answered.
+    /// Empty when the test used every response it set up.
+    public var unusedRoutes: [String] {
+        state.withLock { state in
+            state.routes.compactMap { route in
+                if let remaining = route.remaining { return remaining > 0 ? "\(route.name) (\(remaining) left)" : nil }
+                return route.answered == 0 ? route.name : nil
+            }
+        }
+    }
+
+    /// Forgets every route and every recorded request.
+    public func reset() {
+        state.withLock { $0 = State() }
+    }
+
+    /// Answers `method path` with the handler (`nil` method matches any). Later routes are
+    /// consulted after earlier ones; `times` limits how often a route answers before the next
+    /// matching route takes over.
+    ///
+    /// - Parameter path: the path from its first slash as sent, percent-encoded, optionally
+    ///   with `?` and a query that must then match exactly.
     public func on(_ method: HTTPMethod?, _ path: String, times: Int? = nil, handler: @escaping Handler) {
-        state.withLock { $0.routes.append(Route(method: method, path: path, handler: handler, remaining: times)) }
+        let query = path.firstIndex(of: "?").map { String(path[path.index(after: $0)...]) }
+        let bare = query == nil ? path : String(path.prefix { $0 != "?" })
+        state.withLock {
+            $0.routes.append(Route(method: method, path: bare, query: query, handler: handler, remaining: times))
+        }
     }
 
     /// Answers `method path` with a fixed status, headers and body.
@@ -77,23 +129,65 @@ public final class StubTransport: Transport {
     /// Records the request and answers it from the first matching route.
     public func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
         if Task.isCancelled { throw .cancelled }
-        let handler = state.withLock { state -> Handler? in
+        let sentPath = request.url.path(percentEncoded: true)
+        let path = sentPath.isEmpty ? "/" : sentPath
+        let query = request.url.query(percentEncoded: true)
+        let (handler, routes) = state.withLock { state -> (Handler?, [String]) in
             state.requests.append(request)
-            let path = request.url.path.isEmpty ? "/" : request.url.path
-            guard
-                let index = state.routes.firstIndex(where: { route in
-                    (route.method == nil || route.method == request.method) && route.path == path
-                        && (route.remaining ?? 1) > 0
-                })
-            else { return nil }
+            guard let index = state.routes.firstIndex(where: { $0.matches(request.method, path: path, query: query) })
+            else { return (nil, state.routes.map(\.name)) }
             if let remaining = state.routes[index].remaining { state.routes[index].remaining = remaining - 1 }
-            return state.routes[index].handler
+            state.routes[index].answered += 1
+            return (state.routes[index].handler, [])
         }
-        if let handler { return try await handler(request) }
-        if let fallback { return try await fallback(request) }
-        return Response(
-            statusCode: 404, headers: ["Content-Type": "text/plain"],
-            data: Data("StubTransport: no stub for \(request.method) \(request.url.path)".utf8), url: request.url,
-            method: request.method)
+        if let file = request.bodyFile, let error = Self.unreadable(file) { throw error }
+        guard let answer = handler ?? fallback else {
+            // The path only: a query may carry a credential, and errors never show one.
+            throw .invalidRequest(
+                reason: """
+                    StubTransport has no route for \(request.method) \(path)\
+                    \(query == nil ? "" : "?…"); routes: \(routes.isEmpty ? "none" : routes.joined(separator: ", "))
+                    """)
+        }
+        let response = try await answer(request)
+        if Task.isCancelled { throw .cancelled }
+        return try Self.delivered(response, for: request)
+    }
+
+    /// A body file the libcurl transport could not send from, as its error.
+    private static func unreadable(_ file: URL) -> WattleError? {
+        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            return .fileError(path: file.path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
+            return .fileError(path: file.path, reason: "the body file is not a regular file")
+        }
+        return nil
+    }
+
+    /// The response as the libcurl transport delivers it: a download's 2xx body in its file
+    /// (progress told once), any other body held to the response size limit.
+    private static func delivered(_ response: Response, for request: TransportRequest) throws(WattleError) -> Response {
+        var response = response
+        if let download = request.download, (200..<300).contains(response.statusCode) {
+            do {
+                try response.data.write(to: download.file)
+            } catch {
+                throw .fileError(path: download.file.path, reason: "cannot write the download: \(error)")
+            }
+            let size = Int64(response.data.count)
+            download.progress?(DownloadProgress(receivedBytes: size, expectedBytes: size))
+            response.data = Data()
+            return response
+        }
+        if let limit = request.maximumResponseSize, response.data.count > limit {
+            // A download's error body is cut to the limit; any other body is refused.
+            guard request.download != nil else { throw .responseTooLarge(limit: limit, url: request.url) }
+            response.data = response.data.prefix(max(0, limit))
+        }
+        return response
     }
 }

@@ -139,5 +139,26 @@ func stubbed() async throws {
         configuration: Configuration { $0.baseURL = URL(string: "https://api.example.com/v1/") },
         transport: stub)
     let response = try await session.get("users/42")
-    print(response.statusCode)
+    print(response.statusCode, stub.requests.count, stub.unusedRoutes)  // 200 1 []
+}
+
+import Wattle
+import WattleTesting
+
+func refreshedInATest() async throws {
+    let api = URL(string: "https://api.example.com/v1/")!
+    let tokens = KeychainTokenStore(origin: api, store: .inMemory())
+    try await tokens.save(AuthToken(accessToken: "expired", refreshToken: "r1"))
+    let stub = StubTransport()
+    stub.on(.get, "/v1/me", status: 401, times: 1)
+    stub.on(.post, "/v1/auth/refresh", json: #"{"access_token":"fresh","refresh_token":"r2","expires_in":3600}"#)
+    stub.on(.get, "/v1/me", json: #"{"name":"Ada"}"#)
+    let session = Session(
+        configuration: Configuration {
+            $0.baseURL = api
+            $0.authenticator = Authenticator(store: tokens, refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
+        },
+        transport: stub)
+    print(try await session.get("me").statusCode)  // 200, after one refresh
+    print(stub.requests.last?.headers["Authorization"] ?? "", try await tokens.load()?.refreshToken ?? "")  // Bearer fresh r2
 }
