@@ -33,7 +33,7 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     /// The configured proxy failed the request before it reached the server: it could not be
     /// reached, it refused the tunnel, or the handshake with it failed (`failure` says which).
     /// `proxy` is the proxy's `scheme://host:port`, never its credentials; for one that
-    /// `http_proxy` and its kin chose, "host:port (from the environment)" when known, else
+    /// `http_proxy` and its kin chose, "scheme://host:port (from the environment)" when known, else
     /// "from the environment". Not covered, as libcurl does not tell them apart from the
     /// server's: a timeout connecting to a proxy (``timedOut(phase:after:url:)``), and an
     /// `https` proxy's untrusted certificate (``untrustedCertificate(host:reason:)``;

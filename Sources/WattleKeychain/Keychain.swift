@@ -171,15 +171,17 @@ public struct Keychain: KeychainService, Sendable {
     }
 
     /// Removes every value of this service (in this access group, with this synchronizable
-    /// flag) in one transaction, and any damaged value filed under the service (one that can
-    /// no longer be opened, whatever its access group was).
+    /// flag) in one transaction, and any item filed under the service whose attributes no
+    /// longer open (damaged, whatever its access group was).
     public func removeAll() throws {
         let address = try address()
         try store.withEngine { try $0.removeAll(at: address) }
     }
 
     /// Every key of this service (in this access group, with this synchronizable flag), sorted.
-    /// A damaged value's key cannot be read, so it is not listed; ``removeAll()`` removes it.
+    /// An item whose attributes no longer open (damaged) has no key anyone can read, so it is
+    /// not listed; ``removeAll()`` removes it. One whose secret alone is damaged is listed, and
+    /// reading it throws ``KeychainError/decode``.
     public func allKeys() throws -> [String] {
         let address = try address()
         return try store.withEngine { try $0.allKeys(at: address) }

@@ -150,8 +150,9 @@ public final class KeychainStore: Sendable {
     ///
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
     ///   ``KeychainError/interactionNotAllowed`` when the data of a matching item needs the
-    ///   keychain unlocked; ``KeychainError/decode`` when the only candidates were damaged.
-    ///   A damaged item (one whose sealed blobs fail to open) is skipped when others match.
+    ///   keychain unlocked; ``KeychainError/decode`` when nothing matched and an item of the
+    ///   identity, service or server asked for was damaged (it may have been the one). A
+    ///   damaged item (one whose sealed blobs fail to open) is skipped when others match.
     public func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
         try withEngine { try $0.copyMatching(query) }
     }
@@ -161,8 +162,9 @@ public final class KeychainStore: Sendable {
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
     ///   ``KeychainError/duplicateItem`` when a changed identity collides (nothing changes);
     ///   ``KeychainError/interactionNotAllowed`` while locked when a matching item needs the
-    ///   keychain unlocked (nothing changes); ``KeychainError/decode`` when the only
-    ///   candidates were damaged.
+    ///   keychain unlocked (nothing changes); ``KeychainError/decode`` as for
+    ///   ``copyMatching(_:)``. A damaged item is skipped, unless given new data, which
+    ///   replaces a damaged secret.
     public func update(_ query: KeychainQuery, with change: KeychainUpdate) throws {
         try withEngine { try $0.update(query, with: change) }
     }
@@ -172,7 +174,7 @@ public final class KeychainStore: Sendable {
     /// other attributes cannot tell whether a damaged item matches, and leaves it.
     ///
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
-    ///   ``KeychainError/decode`` when nothing was deleted and a damaged candidate was left.
+    ///   ``KeychainError/decode`` as for ``copyMatching(_:)``, when a damaged item was left.
     public func delete(_ query: KeychainQuery) throws {
         try withEngine { try $0.delete(query) }
     }

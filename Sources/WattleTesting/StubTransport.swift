@@ -50,7 +50,8 @@ public final class StubTransport: Transport {
         var remaining: Int?
         var answered = 0
 
-        var name: String { "\(method.map { "\($0)" } ?? "*") \(path)\(query.map { "?\($0)" } ?? "")" }
+        /// `METHOD path` (`*` for any method), a query shown as `?…`: errors never show one.
+        var name: String { "\(method.map { "\($0)" } ?? "*") \(path)\(query == nil ? "" : "?…")" }
 
         func matches(_ method: HTTPMethod, path: String, query: String?) -> Bool {
             (self.method == nil || self.method == method) && self.path == path
@@ -75,7 +76,8 @@ public final class StubTransport: Transport {
     /// Every request performed so far, in order (matched or not).
     public var requests: [TransportRequest] { state.withLock { $0.requests } }
 
-    /// The routes that have not answered as scripted, as `METHOD path` (`*` for any method):
+    /// The routes that have not answered as scripted, as `METHOD path` (`*` for any method,
+    /// `?…` for a route's query):
     /// those given `times` that have answers left, and those without it that never answered.
     /// Empty when the test used every response it set up.
     public var unusedRoutes: [String] {
@@ -132,15 +134,19 @@ public final class StubTransport: Transport {
         let sentPath = request.url.path(percentEncoded: true)
         let path = sentPath.isEmpty ? "/" : sentPath
         let query = request.url.query(percentEncoded: true)
+        // A body file that cannot be sent fails the request before it would go out: recorded,
+        // but no route answers it (nor counts it).
+        let unsendable = request.bodyFile.flatMap(Self.unreadable)
         let (handler, routes) = state.withLock { state -> (Handler?, [String]) in
             state.requests.append(request)
+            guard unsendable == nil else { return (nil, []) }
             guard let index = state.routes.firstIndex(where: { $0.matches(request.method, path: path, query: query) })
             else { return (nil, state.routes.map(\.name)) }
             if let remaining = state.routes[index].remaining { state.routes[index].remaining = remaining - 1 }
             state.routes[index].answered += 1
             return (state.routes[index].handler, [])
         }
-        if let file = request.bodyFile, let error = Self.unreadable(file) { throw error }
+        if let unsendable { throw unsendable }
         guard let answer = handler ?? fallback else {
             // The path only: a query may carry a credential, and errors never show one.
             throw .invalidRequest(

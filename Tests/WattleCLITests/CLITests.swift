@@ -290,7 +290,7 @@ struct CLITests {
                 options + [url],
                 environment: [variable: "http://wattle:s3cr3t@127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
             #expect(result.status == 2, "\(variable): \(result.stderr)")
-            #expect(result.stderr.contains("proxy 127.0.0.1:\(port) (from the environment) failed"), "\(result.stderr)")
+            #expect(result.stderr.contains("proxy http://127.0.0.1:\(port) (from the environment) failed"), "\(result.stderr)")
             #expect(!result.stderr.contains("s3cr3t"), "\(result.stderr)")
         }
         // Without a proxy variable, a server that is not there is still the server's failure.

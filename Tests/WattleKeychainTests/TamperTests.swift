@@ -135,12 +135,21 @@ import Testing
         #expect(try store.copyMatching(scan.withAttributes()).allSatisfy { $0.attributes?.comment == "seen" })
         #expect(try store.withStorage { try $0.allRows().count } == 3)
 
+        // A scan of the whole class that matches nothing is itemNotFound: the damaged row is
+        // of no identity or service the query named.
+        var unnamed = KeychainQuery(.genericPassword, matchLimit: .all)
+        unnamed.attributes.label = "none"
+        #expect(keychainError { _ = try store.copyMatching(unnamed) } == .itemNotFound)
+
         // A damaged secret (attributes intact): listed, but skipped by a scan for data.
         var secretDamaged = try #require(try store.withStorage { try $0.allRows() }.first { $0.id != rows[0].id })
         secretDamaged.secret[secretDamaged.secret.count - 1] ^= 1
         try replace(secretDamaged, in: store)
         #expect(try keychain.allKeys().count == 2)
         #expect(try store.copyMatching(scan.withAttributes()).count == 1)
+        // An update that keeps the secrets skips it and changes the one good item.
+        try store.update(scan, with: KeychainUpdate(attributes: KeychainAttributes { $0.comment = "again" }))
+        #expect(try store.copyMatching(scan.withAttributes()).map { $0.attributes?.comment } == ["again"])
 
         // removeAll removes every item of the service, the damaged ones too, and no other service's.
         try fixture.keychain("other").set("kept", forKey: "k")
@@ -165,5 +174,28 @@ import Testing
         #expect(try !keychain.hasValue(forKey: damaged[0]))
         try keychain.set("fresh", forKey: damaged[1])
         #expect(try keychain.string(forKey: damaged[1]) == "fresh")
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func removeAllLeavesAnItemWhoseAttributesOpenButDoNotDecode(kind: StoreKind) throws {
+        let (fixture, rows) = try populated(kind)
+        let store = fixture.store
+        // Attributes sealed with the right key and bound to the row, but in a form this
+        // version cannot read (as a later Wattle's might be): not damaged, so not removed.
+        var unreadable = rows[0]
+        unreadable.attributes = try store.withEngine { engine in
+            let ad = engine.associatedData(
+                .attributes, itemClass: unreadable.itemClass, protection: unreadable.protection, id: unreadable.id,
+                group: unreadable.group)
+            return [UInt8](repeating: 0xEE, count: 40).withUnsafeBytes {
+                Sodium.seal($0, additionalData: ad, key: engine.keys.attributes)
+            }
+        }
+        try replace(unreadable, in: store)
+        #expect(try store.withEngine { $0.attributesFailAuthentication(unreadable) } == false)
+        let keychain = fixture.keychain()
+        #expect(try keychain.allKeys().count == 2)
+        try keychain.removeAll()
+        #expect(try store.withStorage { try $0.allRows() }.map(\.id) == [unreadable.id])
     }
 }

@@ -255,4 +255,27 @@ struct ProxyTests {
         }
         #expect("\(configuration.proxy)".contains(url.hasPrefix("socks5h") ? ":1080" : ":3128"))
     }
+
+    @Test(
+        "an unreachable proxy from the environment is named only when libcurl's message names that proxy",
+        arguments: [
+            // (https?, environment, libcurl's message, expected)
+            (false, ["http_proxy": "http://u:pw@127.0.0.1:9"], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", "http://127.0.0.1:9 (from the environment)"),
+            (true, ["HTTPS_PROXY": "proxy.corp:3128"], "Failed to connect to proxy.corp port 3128 after 5 ms: Connection refused", "http://proxy.corp:3128 (from the environment)"),
+            (true, ["https_proxy": "", "ALL_PROXY": "socks5h://[::1]"], "Failed to connect to ::1 port 1080 after 0 ms: Couldn't connect to server", "socks5h://[::1]:1080 (from the environment)"),
+            // The server itself, sent direct by no_proxy, in libcurl's spelling: not the proxy.
+            (true, ["https_proxy": "http://proxy.corp:3128"], "Failed to connect to xn--bcher-kva.example port 443 after 9 ms: Connection refused", nil),
+            (false, ["http_proxy": "http://proxy.corp:3128"], "Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server", nil),
+            // http ignores HTTPS_PROXY and upper-case HTTP_PROXY, as libcurl does.
+            (false, ["HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", nil),
+            // No proxy variable, or another message.
+            (false, [:], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", nil),
+            (false, ["http_proxy": "http://127.0.0.1:9"], "Connection refused", nil),
+        ] as [(Bool, [String: String], String, String?)])
+    func environmentProxyNaming(https: Bool, environment: [String: String], message: String, expected: String?) {
+        let target = TransportRequest.Target(
+            string: https ? "https://bücher.example/" : "http://127.0.0.1:8080/", isHTTPS: https,
+            host: https ? "bücher.example" : "127.0.0.1", port: https ? 443 : 8080)
+        #expect(CurlTransfer.environmentProxy(failedToConnect: message, target: target) { environment[$0] } == expected)
+    }
 }

@@ -64,6 +64,7 @@ struct StubTransportTests {
         stub.on(.get, "/files/a%2Fb", json: #"{"which":"encoded"}"#)
         stub.on(.get, "/users/", json: #"{"which":"slash"}"#)
         stub.on(.get, "/search?q=wattle%20swift&page=2", json: #"{"which":"page 2"}"#)
+        stub.on(.get, "/callback?code=s3cr3t", status: 204)
         stub.on(.get, "/search", json: #"{"which":"any query"}"#)
         stub.on(.get, "/", json: #"{"which":"root"}"#)
         let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
@@ -78,7 +79,8 @@ struct StubTransportTests {
         // `/users` is not `/users/`, and `/files/a/b` is not `/files/a%2Fb`.
         for endpoint in ["users", "files/a/b"] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
-                if case .invalidRequest = $0 { return true }
+                // The routes are listed, a route's query as "?…".
+                if case .invalidRequest(let reason) = $0 { return reason.contains("GET /callback?…") && !reason.contains("s3cr3t") }
                 return false
             }
         }
@@ -129,6 +131,8 @@ struct StubTransportTests {
             if case .fileError(let path, let reason) = $0 { return path.hasSuffix("wattle-upload.bin") && reason.contains("cannot open") }
             return false
         }
+        // It was never sent: the route's answer is still there.
+        #expect(stub.unusedRoutes.contains("POST /upload"))
         let task = Task { try await session.get("slow") }
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()

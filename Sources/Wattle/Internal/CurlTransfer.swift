@@ -709,24 +709,29 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// The proxy from the environment that a failed connection was to, as "host:port (from the
-    /// environment)", or nil when it was to the server. libcurl's "Failed to connect to HOST
-    /// port PORT" names what it connected to, the proxy when it used one; a proxy variable for
-    /// the scheme must be set too, so that a server name libcurl spells otherwise (an IDN in
-    /// punycode) is not taken for a proxy.
-    static func environmentProxy(failedToConnect message: String, target: TransportRequest.Target) -> String? {
-        let variables = target.isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]
-        guard (variables + ["all_proxy", "ALL_PROXY"]).contains(where: { getenv($0).map { $0.pointee != 0 } ?? false }),
+    /// The proxy from the environment that a failed connection was to, as "scheme://host:port
+    /// (from the environment)", or nil when it was to the server. libcurl's "Failed to connect
+    /// to HOST port PORT" names what it connected to: the proxy is named only when that is the
+    /// host and port of the proxy variable libcurl reads for the scheme (`http_proxy`, or
+    /// `https_proxy` then `HTTPS_PROXY`; then `all_proxy`, `ALL_PROXY`). A server that
+    /// `no_proxy` sent direct, named in libcurl's spelling (punycode, `127.1` as `127.0.0.1`),
+    /// is never taken for it.
+    ///
+    /// - Parameter environment: `getenv`, replaced only by tests.
+    static func environmentProxy(
+        failedToConnect message: String, target: TransportRequest.Target,
+        environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
+    ) -> String? {
+        let names = (target.isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
+        guard let value = names.lazy.compactMap(environment).first(where: { !$0.isEmpty }),
+            let proxy = try? ProxyEndpoint(parsing: value),
             message.hasPrefix("Failed to connect to "),
             let portMark = message.firstRange(of: " port ")
         else { return nil }
         let host = message[message.index(message.startIndex, offsetBy: 21)..<portMark.lowerBound]
-        let port = message[portMark.upperBound...].prefix { $0.isASCII && $0.isNumber }
-        guard !host.isEmpty, let number = Int(port) else { return nil }
-        let bare = { (name: Substring) in name.filter { $0 != "[" && $0 != "]" }.lowercased() }
-        guard number != target.port || bare(host) != bare(Substring(target.host)) else { return nil }
-        let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : String(host)
-        return "\(shown):\(number) (from the environment)"
+        let port = Int(message[portMark.upperBound...].prefix { $0.isASCII && $0.isNumber })
+        guard port == proxy.port, host.lowercased() == proxy.host.lowercased() else { return nil }
+        return "\(proxy.display) (from the environment)"
     }
 
     /// The failure as the proxy's, when it is: a refused `CONNECT`, a proxy that does not

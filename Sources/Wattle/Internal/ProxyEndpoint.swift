@@ -11,6 +11,9 @@ struct ProxyEndpoint: Sendable {
     let url: String
     /// `scheme://host:port`, for messages: no user name, no password.
     let display: String
+    /// The host (an IPv6 address without brackets) and the port libcurl connects to.
+    let host: String
+    let port: Int
 
     /// The proxy schemes libcurl speaks, with the port it uses when the URL has none.
     private static let defaultPorts = [
@@ -40,6 +43,8 @@ struct ProxyEndpoint: Sendable {
         let port = components.port ?? defaultPort
         guard (1...65535).contains(port) else { throw invalid("the port \(port) is out of range") }
         url = full
+        self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        self.port = port
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         display = Redaction.escaped("\(scheme)://\(bracketed):\(port)")
     }

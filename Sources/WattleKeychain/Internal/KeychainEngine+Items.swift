@@ -13,6 +13,17 @@ extension KeychainEngine {
         var covered: Set<UInt8>
         /// Whether the lookup already matched the synchronizable flag.
         var synchronizableCovered: Bool
+        /// Whether the rows are those of one identity or one service (or server), by hash:
+        /// not every row of the class.
+        var narrowed: Bool
+
+        /// The error when nothing matched: `decode` when a damaged row of the identity or
+        /// service asked for was skipped (it may have been the one), else `itemNotFound`. A
+        /// damaged row found by a scan of the whole class belongs to no one the caller named
+        /// (Apple answers `errSecItemNotFound` there too).
+        func nothingMatched(damaged: Bool) -> KeychainError {
+            damaged && narrowed ? .decode : .itemNotFound
+        }
     }
 
     func select(_ query: KeychainQuery) throws -> Selection {
@@ -24,16 +35,17 @@ extension KeychainEngine {
             let rows = try flags.compactMap { flag in
                 try storage.row(id: identityHash(itemClass, query.attributes, synchronizable: flag))
             }
-            return Selection(rows: rows, covered: Set(identity), synchronizableCovered: true)
+            return Selection(rows: rows, covered: Set(identity), synchronizableCovered: true, narrowed: true)
         }
         let groupTag = AttributeCoding.groupTag(itemClass)
         if set.contains(groupTag) {
             let groups = flags.map { groupHash(itemClass, query.attributes, synchronizable: $0) }
             let rows = try storage.rows(itemClass: itemClass.rawValue, groups: groups)
-            return Selection(rows: rows, covered: [groupTag], synchronizableCovered: true)
+            return Selection(rows: rows, covered: [groupTag], synchronizableCovered: true, narrowed: true)
         }
         let rows = try storage.rows(itemClass: itemClass.rawValue, groups: nil)
-        return Selection(rows: rows, covered: [], synchronizableCovered: query.synchronizable == .any)
+        return Selection(
+            rows: rows, covered: [], synchronizableCovered: query.synchronizable == .any, narrowed: false)
     }
 
     /// Whether matching needs the rows' attributes opened.
@@ -62,7 +74,8 @@ extension KeychainEngine {
     }
 
     /// Finds items; `itemNotFound` when none matches. A damaged candidate is skipped
-    /// (``skippingDamaged(_:_:)``), and is `decode` only when nothing else matched.
+    /// (``skippingDamaged(_:_:)``; ``Selection/nothingMatched(damaged:)`` when nothing else
+    /// matched).
     func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
         let selection = try select(query)
         let checkAttributes = needsAttributes(query, selection)
@@ -87,7 +100,7 @@ extension KeychainEngine {
             results.append(match)
             if query.matchLimit == .one { break }
         }
-        guard !results.isEmpty else { throw Self.nothingMatched(damaged: damaged) }
+        guard !results.isEmpty else { throw selection.nothingMatched(damaged: damaged) }
         return results
     }
 
@@ -108,6 +121,11 @@ extension KeychainEngine {
                 guard !isLocked || row.protection != KeyRing.Protection.whenUnlocked.rawValue else {
                     throw KeychainError.interactionNotAllowed
                 }
+                // Re-sealed with the secret it has, unless given a new one: one whose secret is
+                // damaged is skipped (a new secret replaces it).
+                guard let secret = try change.data ?? skippingDamaged(&damaged, { try openSecret(row) }) else {
+                    continue
+                }
                 found = true
                 var attributes = decoded.attributes
                 for field in AttributeCoding.fields {
@@ -116,7 +134,6 @@ extension KeychainEngine {
                 AttributeCoding.normalize(&attributes, for: query.itemClass)
                 attributes.creationDate = decoded.attributes.creationDate
                 attributes.modificationDate = Date()
-                let secret = try change.data ?? openSecret(row)
                 let updated = try makeRow(
                     query.itemClass, attributes: attributes,
                     accessibility: change.accessibility ?? decoded.accessibility,
@@ -128,7 +145,7 @@ extension KeychainEngine {
                     try storage.insert(updated)
                 }
             }
-            guard found else { throw Self.nothingMatched(damaged: damaged) }
+            guard found else { throw selection.nothingMatched(damaged: damaged) }
         }
     }
 
@@ -149,7 +166,7 @@ extension KeychainEngine {
                 }
                 if try storage.delete(id: row.id) { deleted += 1 }
             }
-            guard deleted > 0 else { throw Self.nothingMatched(damaged: damaged) }
+            guard deleted > 0 else { throw selection.nothingMatched(damaged: damaged) }
         }
     }
 
@@ -164,11 +181,5 @@ extension KeychainEngine {
             damaged = true
             return nil
         }
-    }
-
-    /// The error of a query that matched nothing: `decode` when a damaged candidate was
-    /// skipped (it may have been the one asked for), else `itemNotFound`.
-    static func nothingMatched(damaged: Bool) -> KeychainError {
-        damaged ? .decode : .itemNotFound
     }
 }

@@ -101,8 +101,8 @@ extension KeychainEngine {
         }
     }
 
-    /// Keys (accounts) of the service in the address's access group, sorted. A damaged item
-    /// (one whose attributes fail to open) is left out: it has no key anyone could read.
+    /// Keys (accounts) of the service in the address's access group, sorted. An item whose
+    /// attributes fail to open is left out: it has no key anyone could read.
     func allKeys(at address: Address) throws -> [String] {
         var damaged = false
         return try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
@@ -116,10 +116,11 @@ extension KeychainEngine {
     }
 
     /// Removes every item of the service in the address's access group, in one transaction,
-    /// and every damaged item filed under the service: its attributes no longer open, so
-    /// nothing could ever read it, and left in place it would be listed by nothing and
-    /// removed by nothing. (It may have been in another access group of the same service:
-    /// the row's service hash does not cover the group.)
+    /// and every item filed under the service whose attributes fail to authenticate: no one
+    /// could ever read it, and left in place it would be listed by nothing and removed by
+    /// nothing. (It may have been in another access group of the same service: the row's
+    /// service hash does not cover the group.) An item whose attributes open but do not
+    /// decode, as a later Wattle's might, is left alone.
     func removeAll(at address: Address) throws {
         try storage.write {
             var damaged = false
@@ -129,6 +130,8 @@ extension KeychainEngine {
                 if let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }) {
                     guard attributes.accessGroup == address.accessGroup, attributes.service == address.service
                     else { continue }
+                } else if !attributesFailAuthentication(row) {
+                    continue
                 }
                 try storage.delete(id: row.id)
             }

@@ -250,9 +250,27 @@ final class KeychainEngine {
     /// decoded from there in place and wiped: the ~400-byte value is never returned through the
     /// closures, which copied it at each level.
     func openAttributes(_ row: StoredRow, into decoded: inout AttributeCoding.Decoded) throws {
-        guard row.hasHashSizes else { throw KeychainError.decode }
+        try withOpenedAttributes(row) { (plain) throws(KeychainError) in try AttributeCoding.decode(plain, into: &decoded) }
+        guard KeyRing.Protection(decoded.accessibility).rawValue == row.protection else {
+            throw KeychainError.decode
+        }
+    }
+
+    /// Whether a row's attributes fail to authenticate: altered, or sealed under another key
+    /// or bound to another row, so that no one can ever open them. Not so for attributes that
+    /// open but do not decode (a tag or version of a later Wattle).
+    func attributesFailAuthentication(_ row: StoredRow) -> Bool {
+        (try? withOpenedAttributes(row) { _ in }) == nil
+    }
+
+    /// Opens a row's attributes into a temporary buffer (on the stack when small) for `body`,
+    /// and wipes it; `decode` when they do not authenticate.
+    private func withOpenedAttributes(
+        _ row: StoredRow, _ body: (UnsafeRawBufferPointer) throws(KeychainError) -> Void
+    ) throws(KeychainError) {
+        guard row.hasHashSizes else { throw .decode }
         let count = row.attributes.count - Sodium.nonceBytes - Sodium.tagBytes
-        guard count >= 0 else { throw KeychainError.decode }
+        guard count >= 0 else { throw .decode }
         try withAssociatedData(
             .attributes, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group
         ) { (ad) throws(KeychainError) in
@@ -263,11 +281,8 @@ final class KeychainEngine {
                 guard Sodium.open(row.attributes, additionalData: ad, key: keys.attributes, into: base) else {
                     throw .decode
                 }
-                try AttributeCoding.decode(UnsafeRawBufferPointer(start: base, count: count), into: &decoded)
+                try body(UnsafeRawBufferPointer(start: base, count: count))
             }
-        }
-        guard KeyRing.Protection(decoded.accessibility).rawValue == row.protection else {
-            throw KeychainError.decode
         }
     }
 }
