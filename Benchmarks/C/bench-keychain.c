@@ -321,6 +321,8 @@ static void open_keychain(struct keychain *k, const char *dir, const char *name,
     sqlite3_busy_timeout(k->db, 5000);
     exec(k->db, "PRAGMA journal_mode=WAL");
     exec(k->db, "PRAGMA synchronous=FULL");
+    /* As WattleKeychain: what a write replaces is zeroed in its page. */
+    exec(k->db, "PRAGMA secure_delete=FAST");
     /* The schema once (its transaction sets user_version); then no write lock to open. */
     sqlite3_stmt *version;
     if (sqlite3_prepare_v2(k->db, "PRAGMA user_version", -1, &version, NULL) != SQLITE_OK) die("user_version", k->db);
