@@ -35,7 +35,9 @@ public struct Authenticator: Sendable {
     /// How to refresh, or nil when the API has no refresh: a 401 then fails at once, as
     /// ``WattleError/httpStatus(_:)`` with the server's response.
     public var refresh: Refresh?
-    /// Whether a response means the token was not accepted. Default: status 401.
+    /// Whether a response means the token was not accepted. Default: status 401. Asked only
+    /// of a response that saw the token: from the API's origin, after no redirect that went
+    /// to another origin on the way (the token was dropped there).
     public var isAuthenticationFailure: @Sendable (Response) -> Bool = { $0.statusCode == 401 }
     /// Whether a refresh error means the refresh token itself was refused (the token is then
     /// cleared). Default: the refresh call answered 400 or 401.

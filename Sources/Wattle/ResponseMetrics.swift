@@ -28,6 +28,9 @@ public struct ResponseMetrics: Sendable, Hashable {
     public var remotePort: Int = 0
     /// How many redirects were followed before this response.
     public var redirectCount = 0
+    /// Whether a redirect before this response went to another origin than the request's:
+    /// its credential headers, the session's token among them, were dropped from then on.
+    var leftTheOrigin = false
 
     /// Creates empty metrics (for stubbed responses).
     public init() {}

@@ -159,9 +159,11 @@ public final class Session: Sendable {
         do {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response)
-            where Origin(response.url) == baseOrigin && authenticator.isAuthenticationFailure(response)
+            where Origin(response.url) == baseOrigin && !response.metrics.leftTheOrigin
+                && authenticator.isAuthenticationFailure(response)
         {
-            // (A 401 from another origin, after a redirect, did not see the token: not its refusal.)
+            // (A 401 from another origin, or from the API after a redirect went elsewhere and
+            // back, did not see the token: not its refusal.)
             let retryToken: AuthToken
             if authenticator.refresh == nil {
                 // No way to refresh: a request sent with an older token than the current one
@@ -194,6 +196,7 @@ public final class Session: Sendable {
         var current = prepared
         let originalURL = current.url
         var hops = 0
+        var leftTheOrigin = false
         while true {
             warnIfRelaxed(current)
             var response: Response
@@ -207,10 +210,12 @@ public final class Session: Sendable {
                 after: response, for: current, configuration: configuration, hops: hops, originalURL: originalURL)
             {
                 hops += 1
+                leftTheOrigin = leftTheOrigin || Origin(next.target) != Origin(current.target)
                 current = next
                 continue
             }
             response.metrics.redirectCount = hops
+            response.metrics.leftTheOrigin = leftTheOrigin
             log(current, outcome: "\(response.statusCode) (\(response.metrics.bytesReceived) bytes)", start: start)
             if configuration.logger.logLevel <= .trace {
                 configuration.logger.trace(

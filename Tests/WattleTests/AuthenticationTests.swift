@@ -219,6 +219,24 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("a 401 from the API after a redirect went to another origin and back refreshes nothing: the token was dropped")
+    func refusalAfterARoundTripIsNotTheTokens() async throws {
+        let fixture = try await AuthFixture.make()
+        let other = try await DemoServer.start()
+        let back = fixture.server.url("api/whoami").absoluteString
+        let via = other.url("redirect/302").absoluteString + "?to=" + back.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        await expectWattleError({ _ = try await fixture.session.get("redirect/302", parameters: ["to": via]) }) {
+            $0.response?.statusCode == 401 && $0.response?.url.port == fixture.server.port
+                && $0.response?.metrics.redirectCount == 2
+        }
+        #expect(fixture.server.stats.hits("/api/whoami") == 1)
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        // Without the detour, the same endpoint answers with the token.
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        try await other.stop()
+        try await fixture.server.stop()
+    }
+
     @Test("a sign-out made while a refresh runs wins: nothing is stored, and the waiting request goes without a token")
     func signOutDuringRefreshWins() async throws {
         let (fixture, request) = try await requestWaitingOnRefresh { try await $0.get("echo").decode(Echo.self) }
