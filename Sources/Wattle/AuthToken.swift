@@ -64,7 +64,8 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
                 access_token: access, refresh_token: fields["refresh_token"].flatMap { $0.isEmpty ? nil : $0 },
                 expires_in: lifetime, token_type: fields["token_type"].flatMap { $0.isEmpty ? nil : $0 })
         } else {
-            body = try response.decode(Body.self)
+            // As it is: not the session's decoder, whose key strategy could rename the fields.
+            body = try response.decode(Body.self, decoder: JSONDecoder())
         }
         self.init(
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,

@@ -54,6 +54,18 @@ public struct Configuration: Sendable {
     /// The largest response header section accepted, in bytes; more fails with
     /// ``WattleError/headersTooLarge(limit:url:)``. Default 256 KiB.
     public var maximumHeaderSize = 256 * 1024
+    /// Decodes the JSON of this session's responses in ``Response/decode(_:decoder:)`` (error
+    /// responses' included) unless a call passes its own: set the API's strategies here once,
+    /// as `.convertFromSnakeCase` or `.iso8601`. Default: a plain `JSONDecoder`. Set it up
+    /// before the session is made and leave it: the session shares it between threads.
+    /// (``Response/json()`` and the token responses of ``AuthToken`` read JSON as it is.)
+    public var jsonDecoder = JSONDecoder()
+    /// Encodes the `json:` bodies of ``Session/post(_:json:encoder:headers:)``,
+    /// ``Session/put(_:json:encoder:headers:)`` and ``Session/patch(_:json:encoder:headers:)``
+    /// unless a call passes its own. Default: a plain `JSONEncoder`. Set it up before the
+    /// session is made and leave it. (``RequestBody/json(_:encoder:)`` encodes with the encoder
+    /// it is given, when it is made.)
+    public var jsonEncoder = JSONEncoder()
     /// The `User-Agent` header, unless a request sets its own.
     public var userAgent = "Wattle/\(Wattle.version) libcurl/\(CurlGlobal.libcurlVersion)"
     /// The proxy. Default ``Proxy/environment``.

@@ -33,6 +33,9 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
     }
     /// The fields, or a header section parsed when first read.
     private var headerStorage: HeaderStorage
+    /// The session's ``Configuration/jsonDecoder``, for ``decode(_:decoder:)``: set on the
+    /// responses a session returns or throws.
+    var sessionDecoder: JSONDecoder?
     /// The body, after content decoding (empty for downloads, whose body is in ``fileURL``).
     public var data: Data
     /// The URL of the final response, after redirects.
@@ -130,15 +133,17 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
         }
     }
 
-    /// The body decoded as `type` with the given decoder.
+    /// The body decoded as `type`, with `decoder`, else the session's
+    /// ``Configuration/jsonDecoder`` (for a response a session returned or threw), else a
+    /// plain `JSONDecoder`.
     ///
     /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` naming the type, the
     ///   decoder's reason (with the coding path) and the start of the body.
-    public func decode<Value: Decodable>(_ type: Value.Type = Value.self, decoder: JSONDecoder = JSONDecoder())
+    public func decode<Value: Decodable>(_ type: Value.Type = Value.self, decoder: JSONDecoder? = nil)
         throws(WattleError) -> Value
     {
         do {
-            return try decoder.decode(Value.self, from: data)
+            return try (decoder ?? sessionDecoder ?? JSONDecoder()).decode(Value.self, from: data)
         } catch {
             throw .decoding(type: "\(Value.self)", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
         }

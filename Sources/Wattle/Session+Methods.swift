@@ -23,15 +23,16 @@ extension Session {
         try await send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers))
     }
 
-    /// `POST` with any `Encodable` value as the JSON body.
+    /// `POST` with any `Encodable` value as the JSON body, encoded by `encoder`, else the
+    /// session's ``Configuration/jsonEncoder``.
     ///
     /// ```swift
     /// let created = try await session.post("users", json: NewUser(name: "Ada")).decode(User.self)
     /// ```
     public func post<Body: Encodable & Sendable>(
-        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+        _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .post, headers: headers, body: .json(json, encoder: encoder)))
+        try await send(Request(endpoint, method: .post, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `PUT` with the parameters as a JSON object (or per `encoding`).
@@ -41,11 +42,11 @@ extension Session {
         try await send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers))
     }
 
-    /// `PUT` with any `Encodable` value as the JSON body.
+    /// `PUT` with any `Encodable` value as the JSON body (encoded as for `post`).
     public func put<Body: Encodable & Sendable>(
-        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+        _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .put, headers: headers, body: .json(json, encoder: encoder)))
+        try await send(Request(endpoint, method: .put, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `PATCH` with the parameters as a JSON object (or per `encoding`).
@@ -55,11 +56,11 @@ extension Session {
         try await send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers))
     }
 
-    /// `PATCH` with any `Encodable` value as the JSON body.
+    /// `PATCH` with any `Encodable` value as the JSON body (encoded as for `post`).
     public func patch<Body: Encodable & Sendable>(
-        _ endpoint: String, json: Body, encoder: JSONEncoder = JSONEncoder(), headers: HTTPHeaders = [:]
+        _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .patch, headers: headers, body: .json(json, encoder: encoder)))
+        try await send(Request(endpoint, method: .patch, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `DELETE endpoint?parameters`.

@@ -216,6 +216,7 @@ public final class Session: Sendable {
             }
             response.metrics.redirectCount = hops
             response.metrics.leftTheOrigin = leftTheOrigin
+            response.sessionDecoder = configuration.jsonDecoder
             log(current, outcome: "\(response.statusCode) (\(response.metrics.bytesReceived) bytes)", start: start)
             if configuration.logger.logLevel <= .trace {
                 configuration.logger.trace(

@@ -16,6 +16,7 @@ func tour() async throws {
         $0.baseURL = URL(string: "https://api.example.com/v1/")
         $0.defaultHeaders["Accept"] = "application/json"
         $0.timeouts.total = .seconds(20)
+        $0.jsonDecoder.dateDecodingStrategy = .iso8601  // used by every decode(_:) of this session
     })
 
     // GET with query parameters, encoded per RFC 3986 in the order given:
