@@ -62,8 +62,9 @@ extension KeychainReader {
     ///
     /// ```swift
     /// let token = try keychain.codable(Token.self, forKey: "token")
+    /// let same: Token? = try keychain.codable(forKey: "token")   // the type from the context
     /// ```
-    public func codable<Value: Decodable>(_ type: Value.Type, forKey key: String) throws -> Value? {
+    public func codable<Value: Decodable>(_ type: Value.Type = Value.self, forKey key: String) throws -> Value? {
         try data(forKey: key).map { try ValueEncoding.decode(type, from: $0) }
     }
 }

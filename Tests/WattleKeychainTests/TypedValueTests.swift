@@ -30,6 +30,8 @@ struct Token: Codable, Equatable {
         #expect(try keychain.double(forKey: "double") == 3.141592653589793)
         #expect(try keychain.float(forKey: "float") == 2.5)
         #expect(try keychain.codable(Token.self, forKey: "codable") == token)
+        let inferred: Token? = try keychain.codable(forKey: "codable")
+        #expect(inferred == token)
         #expect(try keychain.string(forKey: "empty") == "")
         #expect(try keychain.string(forKey: "missing") == nil)
         #expect(try keychain.codable(Token.self, forKey: "missing") == nil)
