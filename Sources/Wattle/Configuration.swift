@@ -43,6 +43,18 @@ public struct Configuration: Sendable {
     public var trust = TrustPolicy.default
     /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for none.
     public var authenticator: Authenticator?
+    /// Headers computed for each request just before it goes out: a signature over the
+    /// method, URL and body, a request ID, a timestamp. Called for every attempt (again for a
+    /// retry, and for the retry after a token refresh), after the stored token is applied, and
+    /// for every redirect hop to the request's own origin, with that hop's URL; a hop to
+    /// another origin gets none of these headers and no call. The headers returned replace
+    /// same-named ones and are checked like every header; throwing fails the request, unsent.
+    /// Nil (the default) for none.
+    ///
+    /// ```swift
+    /// $0.willSend = { request in ["X-Request-ID": UUID().uuidString] }
+    /// ```
+    public var willSend: (@Sendable (TransportRequest) async throws(WattleError) -> HTTPHeaders)?
     /// Retries idempotent requests on transient failures; nil (the default) for none.
     public var retry: RetryPolicy?
     /// Whether and how far redirects are followed. Default: up to 10 hops.

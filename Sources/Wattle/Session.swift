@@ -195,13 +195,16 @@ public final class Session: Sendable {
         let start = ContinuousClock.now
         var current = prepared
         let originalURL = current.url
+        let origin = Origin(prepared.target)
         var hops = 0
         var leftTheOrigin = false
         while true {
             warnIfRelaxed(current)
             var response: Response
+            var sent = current
             do {
-                response = try await transport.perform(current)
+                sent = try await withSendHeaders(current, origin: origin)
+                response = try await transport.perform(sent)
             } catch {
                 log(current, outcome: "failed: \(error)", start: start)
                 throw error
@@ -222,7 +225,7 @@ public final class Session: Sendable {
                 configuration.logger.trace(
                     """
                     request headers:
-                    \(current.headers.redactedDescription(for: configuration))
+                    \(sent.headers.redactedDescription(for: configuration))
                     response headers:
                     \(response.headers.redactedDescription(for: configuration))
                     """)
@@ -230,6 +233,21 @@ public final class Session: Sendable {
             guard (200..<300).contains(response.statusCode) else { throw .httpStatus(response) }
             return response
         }
+    }
+
+    /// The request with ``Configuration/willSend``'s headers, for a hop to the request's own
+    /// origin. The next hop is made from the request without them: a hop to another origin
+    /// never carries them, and one to the same origin gets its own.
+    private func withSendHeaders(
+        _ request: TransportRequest, origin: Origin
+    ) async throws(WattleError) -> TransportRequest {
+        guard let willSend = configuration.willSend, Origin(request.target) == origin else { return request }
+        let added = try await willSend(request)
+        try added.validate()
+        var adapted = request
+        for field in added { adapted.headers.remove(field.name) }
+        for field in added { adapted.headers.add(name: field.name, value: field.value) }
+        return adapted
     }
 
     /// Builds the transport request: URL, merged headers, body, timeouts.

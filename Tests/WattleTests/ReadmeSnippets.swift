@@ -17,6 +17,7 @@ func tour() async throws {
         $0.defaultHeaders["Accept"] = "application/json"
         $0.timeouts.total = .seconds(20)
         $0.jsonDecoder.dateDecodingStrategy = .iso8601  // used by every decode(_:) of this session
+        $0.willSend = { _ in ["X-Request-ID": UUID().uuidString] }  // per attempt: IDs, signatures
     })
 
     // GET with query parameters, encoded per RFC 3986 in the order given:
