@@ -291,6 +291,7 @@ public final class Session: Sendable {
             prepared.body = nil
             prepared.bodyFile = file
         }
+        if let progress = request.uploadProgress { prepared.uploadProgress = progress }
         return prepared
     }
 

@@ -52,8 +52,8 @@ public struct TransportRequest: Sendable {
     }
     /// The file whose bytes are the body, streamed from its start on every exchange
     /// (``RequestBody/file(_:contentType:)``); `nil` when the body is ``body``. A transport
-    /// must read it when it is set: ``body`` is then `nil`. (`StubTransport` records it and
-    /// does not read it.)
+    /// must read it when it is set: ``body`` is then `nil`. (`StubTransport` checks that it
+    /// can be opened, and does not read it.)
     public var bodyFile: URL? {
         get { storage.fields.bodyFile }
         set { uniqueStorage().fields.bodyFile = newValue }
@@ -89,6 +89,12 @@ public struct TransportRequest: Sendable {
     public var download: DownloadTarget? {
         get { storage.fields.download }
         set { uniqueStorage().fields.download = newValue }
+    }
+    /// Told how much of the body has been sent (``Request/uploadProgress``), on the
+    /// transport's thread; nil for none.
+    public var uploadProgress: (@Sendable (UploadProgress) -> Void)? {
+        get { storage.fields.uploadProgress }
+        set { uniqueStorage().fields.uploadProgress = newValue }
     }
 
     /// The parts of `url` read on every exchange, taken from it once: FoundationEssentials'
@@ -144,6 +150,7 @@ public struct TransportRequest: Sendable {
         var maximumHeaderSize: Int
         var trust: TrustPolicy
         var download: DownloadTarget?
+        var uploadProgress: (@Sendable (UploadProgress) -> Void)?
     }
 
     /// The box the copies share. Written only through `uniqueStorage()`, that is only while one
@@ -226,6 +233,23 @@ extension TransportRequest: CustomReflectable {
                 "download": fields.download as Any,
             ],
             displayStyle: .struct)
+    }
+}
+
+/// How much of a request's body has been sent.
+public struct UploadProgress: Sendable, Hashable {
+    /// Bytes of the body sent so far (from 0 again when a retry or a redirect sends it again).
+    public var sentBytes: Int64
+    /// The body's size.
+    public var totalBytes: Int64
+    /// `sentBytes / totalBytes` (at most 1; 1 for an empty body).
+    public var fractionCompleted: Double {
+        totalBytes > 0 ? min(1, max(0, Double(sentBytes) / Double(totalBytes))) : 1
+    }
+    /// Creates a progress value.
+    public init(sentBytes: Int64, totalBytes: Int64) {
+        self.sentBytes = sentBytes
+        self.totalBytes = totalBytes
     }
 }
 

@@ -31,8 +31,8 @@ public import Wattle
 /// query encoding, the stored token and its refresh, redirects, retries and status errors.
 /// Below it, the stub does what the libcurl transport does: a download's 2xx body is written
 /// to the download's file, ``TransportRequest/maximumResponseSize`` is enforced, a body file
-/// must be readable, and a task cancelled while its handler ran gets
-/// ``WattleError/cancelled``.
+/// must be readable, upload progress is told once (the whole body), and a task cancelled
+/// while its handler ran gets ``WattleError/cancelled``.
 ///
 /// A request no route matches fails with ``WattleError/invalidRequest(reason:)`` naming it and
 /// the routes there are (a forgotten or misspelled route is not mistaken for the server's
@@ -147,6 +147,11 @@ public final class StubTransport: Transport {
             return (state.routes[index].handler, [])
         }
         if let unsendable { throw unsendable }
+        if let report = request.uploadProgress {
+            // The body, sent at once.
+            let size = request.bodyFile.map { Self.fileSize($0) } ?? Int64(request.body?.count ?? 0)
+            report(UploadProgress(sentBytes: size, totalBytes: size))
+        }
         guard let answer = handler ?? fallback else {
             // The path only: a query may carry a credential, and errors never show one.
             throw .invalidRequest(
@@ -158,6 +163,12 @@ public final class StubTransport: Transport {
         let response = try await answer(request)
         if Task.isCancelled { throw .cancelled }
         return try Self.delivered(response, for: request)
+    }
+
+    /// The size of a (readable) body file.
+    private static func fileSize(_ file: URL) -> Int64 {
+        var status = stat()
+        return stat(file.path, &status) == 0 ? Int64(status.st_size) : 0
     }
 
     /// A body file the libcurl transport could not send from, as its error.

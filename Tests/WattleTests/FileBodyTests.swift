@@ -127,6 +127,37 @@ struct FileBodyTests {
         #expect(refreshed.attempt == 2 && refreshed.bodyLength == 300_000 && refreshed.sha256 == sha256)
     }
 
+    @Test("upload progress climbs to the whole body, for a file and for data, and goes no further")
+    func uploadProgress() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let files = try Files()
+        let size = 3 * 1024 * 1024
+        let file = try files.make("progress.bin", size: size)
+        let data = try Data(contentsOf: file.url)
+        for body in [RequestBody.file(file.url), RequestBody(data: data, contentType: "application/octet-stream")] {
+            let reports = Mutex<[UploadProgress]>([])
+            var request = Request("digest", method: .post, body: body)
+            request.uploadProgress = { progress in reports.withLock { $0.append(progress) } }
+            let digest = try await session.send(request).decode(Digest.self)
+            #expect(digest.length == size && digest.sha256 == file.sha256)
+            let seen = reports.withLock { $0 }
+            #expect(seen.count >= 2, "\(seen.count) reports")
+            #expect(seen.allSatisfy { $0.totalBytes == Int64(size) })
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.sentBytes < $1.sentBytes })
+            #expect(seen.last?.sentBytes == Int64(size) && seen.last?.fractionCompleted == 1)
+        }
+        // Through StubTransport: the whole body, told once.
+        let stub = StubTransport()
+        stub.on(.post, "/up", status: 201)
+        let stubbed = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let told = Mutex<[UploadProgress]>([])
+        var request = Request("up", method: .post, body: .file(file.url))
+        request.uploadProgress = { progress in told.withLock { $0.append(progress) } }
+        #expect(try await stubbed.send(request).statusCode == 201)
+        #expect(told.withLock { $0 } == [UploadProgress(sentBytes: Int64(size), totalBytes: Int64(size))])
+    }
+
     @Test("16 concurrent uploads of one file, multiplexed over HTTP/2 and pooled over HTTP/1.1, all arrive intact")
     func concurrent() async throws {
         let files = try Files()

@@ -256,7 +256,7 @@ final class CurlTransfer: @unchecked Sendable {
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, me), "READDATA")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, me), "SEEKDATA")
         let watchUploads = request.timeouts.stall != nil && max(request.body?.count ?? 0, Int(uploadSize)) > 65_536
-        let progress = request.download?.progress != nil || watchUploads
+        let progress = request.download?.progress != nil || watchUploads || request.uploadProgress != nil
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, progress ? 0 : 1), "NOPROGRESS")
 
         if let (what, code) = failed {
@@ -327,6 +327,10 @@ final class CurlTransfer: @unchecked Sendable {
             // back is not progress, and must not hide the progress that follows.
             if uploadNow > transfer.uploadedBytes { transfer.activity &+= Int(uploadNow - transfer.uploadedBytes) }
             transfer.uploadedBytes = uploadNow
+            if let report = transfer.request.uploadProgress {
+                let total = transfer.request.bodyFile != nil ? transfer.uploadSize : Int64(transfer.request.body?.count ?? 0)
+                report(UploadProgress(sentBytes: Int64(uploadNow), totalBytes: total))
+            }
         }
         transfer.reportProgress(expected: Int64(downloadTotal))
         return 0
