@@ -195,7 +195,8 @@ public final class Session: Sendable {
         let start = ContinuousClock.now
         var current = prepared
         let originalURL = current.url
-        let origin = Origin(prepared.target)
+        // (Only with a willSend hook: the request path pays nothing for it otherwise.)
+        let origin = configuration.willSend == nil ? nil : Origin(prepared.target)
         var hops = 0
         var leftTheOrigin = false
         while true {
@@ -203,7 +204,7 @@ public final class Session: Sendable {
             var response: Response
             var sent = current
             do {
-                sent = try await withSendHeaders(current, origin: origin)
+                if let origin { sent = try await withSendHeaders(current, origin: origin) }
                 response = try await transport.perform(sent)
             } catch {
                 log(current, outcome: "failed: \(error)", start: start)
