@@ -43,13 +43,17 @@ public struct Configuration: Sendable {
     public var trust = TrustPolicy.default
     /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for none.
     public var authenticator: Authenticator?
-    /// Headers computed for each request just before it goes out: a signature over the
-    /// method, URL and body, a request ID, a timestamp. Called for every attempt (again for a
-    /// retry, and for the retry after a token refresh), after the stored token is applied, and
-    /// for every redirect hop to the request's own origin, with that hop's URL; a hop to
-    /// another origin gets none of these headers and no call. The headers returned replace
-    /// same-named ones and are checked like every header; throwing fails the request, unsent.
-    /// Nil (the default) for none.
+    /// Headers computed for each request to the API just before it goes out: a signature over
+    /// the method, URL and body (``TransportRequest/body``, or for a streamed file
+    /// ``TransportRequest/bodyFile``), a request ID, a timestamp.
+    ///
+    /// Called for requests to ``baseURL``'s origin (with no base URL, to each request's own
+    /// origin): for every attempt (again for a retry, for the retry after a token refresh,
+    /// and for the refresh itself), after the stored token is applied, and for every redirect
+    /// hop to that origin, with the hop's URL. A request or a hop to another origin (a
+    /// presigned upload URL, an identity provider) gets no call and none of these headers.
+    /// The headers returned replace same-named ones and are checked like every header;
+    /// throwing fails the request, unsent. Nil (the default) for none.
     ///
     /// ```swift
     /// $0.willSend = { request in ["X-Request-ID": UUID().uuidString] }

@@ -32,9 +32,10 @@ public struct Request: Sendable, CustomStringConvertible {
     /// Whether the session's stored token goes with this request. Default
     /// ``Authentication-swift.enum/automatic``.
     public var authentication: Authentication
-    /// Told how much of the body has been sent, as it goes out (for a large data or file body),
-    /// on Wattle's network thread: keep it quick. A retry, or a redirect that keeps the body,
-    /// sends it again from 0. Nil (the default) for none.
+    /// Told how much of the body (data or a file) has been sent, as it goes out, on Wattle's
+    /// network thread: keep it quick. A retry, a redirect that keeps the body, or libcurl
+    /// resending it on a new connection starts again from 0. An empty body is not reported.
+    /// Nil (the default) for none.
     ///
     /// ```swift
     /// var upload = Request("videos", method: .post, body: .file(movie, contentType: "video/mp4"))

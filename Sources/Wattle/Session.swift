@@ -195,8 +195,9 @@ public final class Session: Sendable {
         let start = ContinuousClock.now
         var current = prepared
         let originalURL = current.url
-        // (Only with a willSend hook: the request path pays nothing for it otherwise.)
-        let origin = configuration.willSend == nil ? nil : Origin(prepared.target)
+        // The API's origin, or with no base URL the request's own. (Only with a willSend hook:
+        // the request path pays nothing for it otherwise.)
+        let origin = configuration.willSend == nil ? nil : baseOrigin ?? Origin(prepared.target)
         var hops = 0
         var leftTheOrigin = false
         while true {
@@ -236,8 +237,8 @@ public final class Session: Sendable {
         }
     }
 
-    /// The request with ``Configuration/willSend``'s headers, for a hop to the request's own
-    /// origin. The next hop is made from the request without them: a hop to another origin
+    /// The request with ``Configuration/willSend``'s headers, for a hop to `origin` (the
+    /// API's). The next hop is made from the request without them: a hop to another origin
     /// never carries them, and one to the same origin gets its own.
     private func withSendHeaders(
         _ request: TransportRequest, origin: Origin

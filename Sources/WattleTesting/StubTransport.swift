@@ -148,9 +148,9 @@ public final class StubTransport: Transport {
         }
         if let unsendable { throw unsendable }
         if let report = request.uploadProgress {
-            // The body, sent at once.
+            // The body, sent at once (an empty one, as with libcurl, not reported).
             let size = request.bodyFile.map { Self.fileSize($0) } ?? Int64(request.body?.count ?? 0)
-            report(UploadProgress(sentBytes: size, totalBytes: size))
+            if size > 0 { report(UploadProgress(sentBytes: size, totalBytes: size)) }
         }
         guard let answer = handler ?? fallback else {
             // The path only: a query may carry a credential, and errors never show one.

@@ -144,7 +144,10 @@ struct FileBodyTests {
             let seen = reports.withLock { $0 }
             #expect(seen.count >= 2, "\(seen.count) reports")
             #expect(seen.allSatisfy { $0.totalBytes == Int64(size) })
-            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0.sentBytes < $1.sentBytes })
+            // Climbing, except that libcurl may send the body again on a new connection (from 0).
+            let lastRestart = seen.indices.dropFirst().last { seen[$0].sentBytes < seen[$0 - 1].sentBytes } ?? 0
+            #expect(zip(seen[lastRestart...], seen[lastRestart...].dropFirst()).allSatisfy { $0.sentBytes < $1.sentBytes })
+            #expect(seen.allSatisfy { $0.sentBytes <= Int64(size) })
             #expect(seen.last?.sentBytes == Int64(size) && seen.last?.fractionCompleted == 1)
         }
         // Through StubTransport: the whole body, told once.

@@ -49,4 +49,20 @@ struct SessionJSONCodingTests {
         #expect(try await session.get("api/whoami").statusCode == 200)
         try await server.stop()
     }
+
+    @Test("an error response the session throws decodes with the session's decoder")
+    func errorBodies() async throws {
+        struct Problem: Decodable { var errorCode: String; var retryAfterSeconds: Int }
+        let stub = StubTransport()
+        stub.on(.get, "/orders/7", status: 422, json: #"{"error_code":"out_of_stock","retry_after_seconds":30}"#)
+        let session = Session(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "https://api.test/")
+                $0.jsonDecoder.keyDecodingStrategy = .convertFromSnakeCase
+            }, transport: stub)
+        await expectWattleError({ _ = try await session.get("orders/7") }) { error in
+            guard let problem = try? error.response?.decode(Problem.self) else { return false }
+            return problem.errorCode == "out_of_stock" && problem.retryAfterSeconds == 30
+        }
+    }
 }
