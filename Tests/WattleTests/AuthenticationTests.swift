@@ -181,8 +181,11 @@ struct AuthenticationTests {
 
     /// A fixture whose token expired on the client, and a request already waiting on the
     /// refresh it caused, which the server holds for `delay`.
+    /// A request waiting on a refresh the server answers after `delay`: long by default, so
+    /// that what a test does meanwhile comes first even on a loaded machine (at 300 ms, a
+    /// sign-out once came after the refresh's answer while every suite ran on 2 cores).
     private func requestWaitingOnRefresh<Value: Sendable>(
-        delay: Duration = .milliseconds(300), _ send: @escaping @Sendable (Session) async throws -> Value
+        delay: Duration = .seconds(8), _ send: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> (AuthFixture, Task<Value, any Error>) {
         let fixture = try await AuthFixture.make(expiredOnClient: true)
         fixture.server.api.configure { $0.refreshDelay = delay }
