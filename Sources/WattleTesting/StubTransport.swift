@@ -136,7 +136,8 @@ public final class StubTransport: Transport {
         let query = request.url.query(percentEncoded: true)
         // A body file that cannot be sent fails the request before it would go out: recorded,
         // but no route answers it (nor counts it).
-        let unsendable = request.bodyFile.flatMap(Self.unreadable)
+        let bodyFile = request.bodyFile.map(Self.bodyFileSize)
+        let unsendable: WattleError? = if case .failure(let error) = bodyFile { error } else { nil }
         let (handler, routes) = state.withLock { state -> (Handler?, [String]) in
             state.requests.append(request)
             guard unsendable == nil else { return (nil, []) }
@@ -149,7 +150,7 @@ public final class StubTransport: Transport {
         if let unsendable { throw unsendable }
         if let report = request.uploadProgress {
             // The body, sent at once (an empty one, as with libcurl, not reported).
-            let size = request.bodyFile.map { Self.fileSize($0) } ?? Int64(request.body?.count ?? 0)
+            let size = (try? bodyFile?.get()) ?? Int64(request.body?.count ?? 0)
             if size > 0 { report(UploadProgress(sentBytes: size, totalBytes: size)) }
         }
         guard let answer = handler ?? fallback else {
@@ -165,24 +166,18 @@ public final class StubTransport: Transport {
         return try Self.delivered(response, for: request)
     }
 
-    /// The size of a (readable) body file.
-    private static func fileSize(_ file: URL) -> Int64 {
-        var status = stat()
-        return stat(file.path, &status) == 0 ? Int64(status.st_size) : 0
-    }
-
-    /// A body file the libcurl transport could not send from, as its error.
-    private static func unreadable(_ file: URL) -> WattleError? {
+    /// A body file's size, or the error the libcurl transport gives a file it could not send from.
+    private static func bodyFileSize(_ file: URL) -> Result<Int64, WattleError> {
         let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
-            return .fileError(path: file.path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
+            return .failure(.fileError(path: file.path, reason: "cannot open the body file: \(String(cString: strerror(errno)))"))
         }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            return .fileError(path: file.path, reason: "the body file is not a regular file")
+            return .failure(.fileError(path: file.path, reason: "the body file is not a regular file"))
         }
-        return nil
+        return .success(Int64(status.st_size))
     }
 
     /// The response as the libcurl transport delivers it: a download's 2xx body in its file
