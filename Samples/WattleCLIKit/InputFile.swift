@@ -75,6 +75,7 @@ public enum InputFile {
         case "webp": return "image/webp"
         case "zip": return "application/zip"
         case "gz": return "application/gzip"
+        case "mp4": return "video/mp4"
         default: return "application/octet-stream"
         }
     }

@@ -13,7 +13,9 @@ enum RequestBodyItems {
     private enum Field {
         case string(String)
         case json(String)
-        case file(path: String, bytes: [UInt8])
+        /// A file part: read whole, or streamed from disk as it is sent (`bytes` nil) when it
+        /// is a regular file.
+        case file(path: String, bytes: [UInt8]?)
     }
 
     /// The body for `items` (items that are not body items are skipped), or nil for none.
@@ -52,7 +54,9 @@ enum RequestBodyItems {
                 fields.append((name, .json(trimmed(text))))
             case .fileUpload(let name, let path):
                 guard form else { throw CLIError.usage("\(name)@\(path) uploads a file: it needs --form (-f)") }
-                fields.append((name, .file(path: path, bytes: try read(path))))
+                // A regular file is streamed: a file of any size costs no memory.
+                let bytes = path != "-" && InputFile.isRegularFile(path) ? nil : try read(path)
+                fields.append((name, .file(path: path, bytes: bytes)))
             case .bodyFile(let path):
                 guard bodyFile == nil else { throw CLIError.usage("only one @file can be the body") }
                 bodyFile = path
@@ -123,7 +127,11 @@ enum RequestBodyItems {
                 return .field(name, text)
             case .file(let path, let bytes):
                 let filename = path.split(separator: "/").last.map(String.init) ?? path
-                return .file(name, filename: filename, contentType: InputFile.mediaType(forFileName: filename), data: Data(bytes))
+                let type = InputFile.mediaType(forFileName: filename)
+                guard let bytes else {
+                    return .file(name, contentsOf: URL(fileURLWithPath: path), filename: filename, contentType: type)
+                }
+                return .file(name, filename: filename, contentType: type, data: Data(bytes))
             }
         })
     }

@@ -44,8 +44,9 @@ public struct Configuration: Sendable {
     /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for none.
     public var authenticator: Authenticator?
     /// Headers computed for each request to the API just before it goes out: a signature over
-    /// the method, URL and body (``TransportRequest/body``, or for a streamed file
-    /// ``TransportRequest/bodyFile``), a request ID, a timestamp.
+    /// the method, URL and body (``TransportRequest/body``, or for a streamed body
+    /// ``TransportRequest/bodyFile`` or ``TransportRequest/bodySegments``), a request ID, a
+    /// timestamp.
     ///
     /// Called for requests to ``baseURL``'s origin (with no base URL, to each request's own
     /// origin): for every attempt (again for a retry, for the retry after a token refresh,

@@ -10,6 +10,7 @@ public import Foundation
 /// let body = RequestBody.multipart([
 ///     .field("title", "Holiday"),
 ///     .file("photo", filename: "koala.jpg", contentType: "image/jpeg", data: jpeg),
+///     .file("video", contentsOf: movieURL, contentType: "video/mp4"),  // streamed from disk
 /// ])
 /// ```
 public struct MultipartPart: Sendable, Hashable {
@@ -19,8 +20,11 @@ public struct MultipartPart: Sendable, Hashable {
     public var filename: String?
     /// The part's content type, if any.
     public var contentType: String?
-    /// The part's bytes.
+    /// The part's bytes (empty for a part from ``fileURL``).
     public var data: Data
+    /// The file whose bytes are the part's content, streamed from disk as they are sent
+    /// (``file(_:contentsOf:filename:contentType:)``); ``data`` is then ignored.
+    public var fileURL: URL?
 
     /// Creates a part.
     public init(name: String, filename: String? = nil, contentType: String? = nil, data: Data) {
@@ -42,6 +46,22 @@ public struct MultipartPart: Sendable, Hashable {
         MultipartPart(name: name, filename: filename, contentType: contentType, data: data)
     }
 
+    /// A file from disk, streamed as it is sent: never read into memory whole, so a part of
+    /// any size costs the same memory. Its file name is the URL's last path component unless
+    /// one is given.
+    ///
+    /// As with ``RequestBody/file(_:contentType:)``, the file is opened and its size taken when
+    /// each attempt starts, and one that cannot be opened or is not a regular file fails the
+    /// request unsent with ``WattleError/fileError(path:reason:)``; a `url` that is not a file
+    /// URL fails it with ``WattleError/invalidRequest(reason:)``.
+    public static func file(
+        _ name: String, contentsOf url: URL, filename: String? = nil, contentType: String = "application/octet-stream"
+    ) -> MultipartPart {
+        var part = MultipartPart(name: name, filename: filename ?? url.lastPathComponent, contentType: contentType, data: Data())
+        part.fileURL = url
+        return part
+    }
+
     /// A quoted-string for a header parameter: `"` and `\` escaped, CR and LF refused by turning
     /// them into spaces (they would end the part's header).
     static func quoted(_ value: String) -> String {
@@ -60,12 +80,26 @@ public struct MultipartPart: Sendable, Hashable {
 
 extension RequestBody {
     /// A `multipart/form-data` body. The boundary is random unless given; a boundary that
-    /// occurs inside a part is replaced by a fresh one.
+    /// occurs inside a part held in memory is replaced by a fresh one.
+    ///
+    /// With a part from a file (``MultipartPart/file(_:contentsOf:filename:contentType:)``) the
+    /// body is sent from its ``segments``: the parts' headers and in-memory parts from memory,
+    /// each file from disk as it goes out, with a `Content-Length` taken when each attempt
+    /// starts. Files are not read to look for the boundary: a random one (122 random bits)
+    /// does not occur in them by chance, and a boundary you give is your choice to make.
     public static func multipart(_ parts: [MultipartPart], boundary: String? = nil) -> RequestBody {
         var chosen = boundary ?? "wattle-\(UUID().uuidString)"
-        while parts.contains(where: { $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
+        while parts.contains(where: { $0.fileURL == nil && $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
             chosen = "wattle-\(UUID().uuidString)"
         }
+        let contentType = "multipart/form-data; boundary=\(chosen)"
+        if let part = parts.first(where: { $0.fileURL?.isFileURL == false }), let url = part.fileURL {
+            var body = RequestBody(data: Data(), contentType: contentType)
+            body.deferredError = .invalidRequest(
+                reason: "the multipart part \(MultipartPart.quoted(part.name)) must be a file URL, not \(Redaction.url(url.absoluteString))")
+            return body
+        }
+        var segments: [Segment] = []
         var data = Data()
         for part in parts {
             data.append(Data("--\(chosen)\r\n".utf8))
@@ -76,10 +110,18 @@ extension RequestBody {
                 data.append(Data("Content-Type: \(type)\r\n".utf8))
             }
             data.append(Data("\r\n".utf8))
-            data.append(part.data)
+            if let file = part.fileURL {
+                segments.append(.data(data))
+                segments.append(.file(file))
+                data = Data()
+            } else {
+                data.append(part.data)
+            }
             data.append(Data("\r\n".utf8))
         }
         data.append(Data("--\(chosen)--\r\n".utf8))
-        return RequestBody(data: data, contentType: "multipart/form-data; boundary=\(chosen)")
+        guard !segments.isEmpty else { return RequestBody(data: data, contentType: contentType) }
+        segments.append(.data(data))
+        return RequestBody(segments: segments, contentType: contentType)
     }
 }

@@ -21,6 +21,10 @@ public struct RequestBody: Sendable {
     /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty, and
     /// ignored if set.
     public private(set) var file: URL?
+    /// The pieces of a body sent in order from memory and from files, for a
+    /// ``multipart(_:boundary:)`` body with a part from a file; empty otherwise. ``data`` is then
+    /// empty, and ignored if set.
+    public private(set) var segments: [Segment] = []
     /// A JSON object from parameters that could not be encoded; reported when sent.
     var deferredError: WattleError?
 
@@ -104,5 +108,21 @@ public struct RequestBody: Sendable {
     }
 
     /// Whether this is ``none``.
-    var isNone: Bool { data.isEmpty && contentType == nil && deferredError == nil && file == nil }
+    var isNone: Bool { data.isEmpty && contentType == nil && deferredError == nil && file == nil && segments.isEmpty }
+
+    /// A body streamed from pieces, in order (a multipart body with parts from files).
+    init(segments: [Segment], contentType: String) {
+        self.init(data: Data(), contentType: contentType)
+        self.segments = segments
+    }
+
+    /// A piece of a body streamed from memory and files (``segments``,
+    /// ``TransportRequest/bodySegments``).
+    public enum Segment: Sendable, Hashable {
+        /// Bytes in memory.
+        case data(Data)
+        /// A file's bytes, read as they are sent: opened and its size taken when each attempt
+        /// starts, as for ``RequestBody/file(_:contentType:)``.
+        case file(URL)
+    }
 }

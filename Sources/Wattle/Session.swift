@@ -292,6 +292,9 @@ public final class Session: Sendable {
         if let file = request.body.file {
             prepared.body = nil
             prepared.bodyFile = file
+        } else if !request.body.segments.isEmpty {
+            prepared.body = nil
+            prepared.bodySegments = request.body.segments
         }
         if let progress = request.uploadProgress { prepared.uploadProgress = progress }
         return prepared

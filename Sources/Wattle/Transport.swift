@@ -10,8 +10,9 @@ public import Foundation
 ///
 /// A transport does not follow redirects and does not treat any status as an error: it returns
 /// whatever the server answered, and throws only when there is no answer. A request's body is
-/// either ``TransportRequest/body`` or, for ``RequestBody/file(_:contentType:)``, the file at
-/// ``TransportRequest/bodyFile``: a transport that reads only `body` would send nothing.
+/// ``TransportRequest/body``; or, for ``RequestBody/file(_:contentType:)``, the file at
+/// ``TransportRequest/bodyFile``; or, for a multipart body with parts from files, the pieces
+/// in ``TransportRequest/bodySegments``: a transport that reads only `body` would send nothing.
 public protocol Transport: Sendable {
     /// Performs the exchange.
     ///
@@ -58,6 +59,18 @@ public struct TransportRequest: Sendable {
         get { storage.fields.bodyFile }
         set { uniqueStorage().fields.bodyFile = newValue }
     }
+    /// The body as pieces sent in order, bytes and files, from the start on every exchange
+    /// (``RequestBody/segments``: a multipart body with parts from files); empty when the body
+    /// is ``body`` or ``bodyFile``. A transport must send them when there are any: ``body`` is
+    /// then `nil`. (`StubTransport` checks that each file can be opened, and does not read it.)
+    public var bodySegments: [RequestBody.Segment] {
+        get { storage.fields.bodySegments }
+        set { uniqueStorage().fields.bodySegments = newValue }
+    }
+    /// Whether the body is streamed, from ``bodyFile`` or ``bodySegments``, rather than ``body``.
+    var hasStreamedBody: Bool { storage.fields.bodyFile != nil || !storage.fields.bodySegments.isEmpty }
+    /// Whether there is a body, in any of its forms.
+    var hasBody: Bool { storage.fields.body != nil || hasStreamedBody }
     /// Timeouts for this exchange.
     public var timeouts: Timeouts {
         get { storage.fields.timeouts }
@@ -125,7 +138,7 @@ public struct TransportRequest: Sendable {
         storage = Storage(
             Fields(
                 method: method, url: url, target: target, hostTrust: Self.hostTrust(trust, for: target),
-                headers: headers, body: body, bodyFile: nil, timeouts: timeouts,
+                headers: headers, body: body, bodyFile: nil, bodySegments: [], timeouts: timeouts,
                 maximumResponseSize: maximumResponseSize, maximumHeaderSize: 256 * 1024, trust: trust,
                 download: download))
     }
@@ -145,6 +158,7 @@ public struct TransportRequest: Sendable {
         var headers: HTTPHeaders
         var body: Data?
         var bodyFile: URL?
+        var bodySegments: [RequestBody.Segment]
         var timeouts: Timeouts
         var maximumResponseSize: Int?
         var maximumHeaderSize: Int
@@ -228,11 +242,22 @@ extension TransportRequest: CustomReflectable {
             children: [
                 "method": fields.method, "url": Redaction.url(fields.url.absoluteString), "headers": fields.headers,
                 "body": fields.body.map { "\($0.count) bytes" } as Any, "bodyFile": fields.bodyFile as Any,
+                "bodySegments": fields.bodySegments.map(\.mirrored),
                 "timeouts": fields.timeouts, "maximumResponseSize": fields.maximumResponseSize as Any,
                 "maximumHeaderSize": fields.maximumHeaderSize, "trust": fields.trust,
                 "download": fields.download as Any,
             ],
             displayStyle: .struct)
+    }
+}
+
+extension RequestBody.Segment {
+    /// What a request's mirror shows of it: a file's path, bytes by their count.
+    var mirrored: String {
+        switch self {
+        case .data(let data): "\(data.count) bytes"
+        case .file(let url): url.path
+        }
     }
 }
 

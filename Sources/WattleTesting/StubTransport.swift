@@ -30,8 +30,8 @@ public import Wattle
 /// What happens above the transport is the session's own, as with the network: headers,
 /// query encoding, the stored token and its refresh, redirects, retries and status errors.
 /// Below it, the stub does what the libcurl transport does: a download's 2xx body is written
-/// to the download's file, ``TransportRequest/maximumResponseSize`` is enforced, a body file
-/// must be readable, upload progress is told once (the whole body), and a task cancelled
+/// to the download's file, ``TransportRequest/maximumResponseSize`` is enforced, body files
+/// must be readable (``TransportRequest/sentBody()`` reads what would be sent), upload progress is told once (the whole body), and a task cancelled
 /// while its handler ran gets ``WattleError/cancelled``.
 ///
 /// A request no route matches fails with ``WattleError/invalidRequest(reason:)`` naming it and
@@ -136,8 +136,8 @@ public final class StubTransport: Transport {
         let query = request.url.query(percentEncoded: true)
         // A body file that cannot be sent fails the request before it would go out: recorded,
         // but no route answers it (nor counts it).
-        let bodyFile = request.bodyFile.map(Self.bodyFileSize)
-        let unsendable: WattleError? = if case .failure(let error) = bodyFile { error } else { nil }
+        let streamed = Result { () throws(WattleError) in try UploadStream.opening(bodyOf: request)?.size }
+        let unsendable: WattleError? = if case .failure(let error) = streamed { error } else { nil }
         let (handler, routes) = state.withLock { state -> (Handler?, [String]) in
             state.requests.append(request)
             guard unsendable == nil else { return (nil, []) }
@@ -150,7 +150,7 @@ public final class StubTransport: Transport {
         if let unsendable { throw unsendable }
         if let report = request.uploadProgress {
             // The body, sent at once (an empty one, as with libcurl, not reported).
-            let size = (try? bodyFile?.get()) ?? Int64(request.body?.count ?? 0)
+            let size = (try? streamed.get()) ?? Int64(request.body?.count ?? 0)
             if size > 0 { report(UploadProgress(sentBytes: size, totalBytes: size)) }
         }
         guard let answer = handler ?? fallback else {
@@ -164,20 +164,6 @@ public final class StubTransport: Transport {
         let response = try await answer(request)
         if Task.isCancelled { throw .cancelled }
         return try Self.delivered(response, for: request)
-    }
-
-    /// A body file's size, or the error the libcurl transport gives a file it could not send from.
-    private static func bodyFileSize(_ file: URL) -> Result<Int64, WattleError> {
-        let descriptor = open(file.path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return .failure(.fileError(path: file.path, reason: "cannot open the body file: \(String(cString: strerror(errno)))"))
-        }
-        defer { close(descriptor) }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            return .failure(.fileError(path: file.path, reason: "the body file is not a regular file"))
-        }
-        return .success(Int64(status.st_size))
     }
 
     /// The response as the libcurl transport delivers it: a download's 2xx body in its file

@@ -169,7 +169,7 @@ struct CLIBodyTests {
         let type = try #require(echo.header("Content-Type"))
         #expect(type.hasPrefix("multipart/form-data; boundary="))
         let boundary = String(type.dropFirst("multipart/form-data; boundary=".count))
-        let parts = Self.parts(of: echo.bodyData, boundary: boundary)
+        let parts = MultipartForm.parts(of: echo.bodyData, boundary: boundary)
         #expect(parts.count == 3)
         #expect(parts.first?.head == #"Content-Disposition: form-data; name="title""#)
         #expect(parts.first?.body == Data("Koala".utf8))
@@ -254,21 +254,46 @@ struct CLIBodyTests {
         #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS \(peakKilobytes ?? -1) KB")
     }
 
-    /// The parts of a multipart body: each part's header lines and its bytes.
-    static func parts(of body: Data, boundary: String) -> [(head: String, body: Data)] {
-        let delimiter = Data("--\(boundary)".utf8)
-        var parts: [(head: String, body: Data)] = []
-        var rest = body[...]
-        while let start = rest.range(of: delimiter) {
-            rest = rest[start.upperBound...]
-            guard rest.starts(with: Data("\r\n".utf8)) else { break }  // "--": the end
-            rest = rest.dropFirst(2)
-            guard let end = rest.range(of: delimiter), let blank = rest.range(of: Data("\r\n\r\n".utf8)) else { break }
-            let head = String(decoding: rest[rest.startIndex..<blank.lowerBound], as: UTF8.self)
-            let content = rest[blank.upperBound..<(end.lowerBound - 2)]  // the CRLF before the delimiter
-            parts.append((head, Data(content)))
-            rest = rest[end.lowerBound...]
+    @Test("--form name@file streams the file: a 48 MB upload arrives whole in a form, in bounded memory")
+    func streamedUploadOfAFormFile() async throws {
+        let server = try await Servers.plain.value
+        let files = try Files()
+        defer { files.remove() }
+        let size = 48 * 1024 * 1024
+        var bytes = [UInt8](repeating: 0, count: size)
+        for index in 0..<size { bytes[index] = UInt8(truncatingIfNeeded: index &* 2_654_435_761 >> 11) }
+        try Data(bytes).write(to: files.path("video.mp4"))
+
+        let result = try await CLI.run(
+            ["--form", "POST", server.url("digest").absoluteString, "title=Koala", "video@" + files.arg("video.mp4")],
+            wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
+        #expect(result.status == 0, "\(result.stderr)")
+        struct Digest: Decodable {
+            var length: Int
+            var sha256: String
+            var contentType: String
         }
-        return parts
+        let digest = try JSONDecoder().decode(Digest.self, from: result.stdout)
+        #expect(digest.contentType.hasPrefix("multipart/form-data; boundary="))
+        let boundary = String(digest.contentType.dropFirst("multipart/form-data; boundary=".count))
+        // The form the server should have received, hashed without building it whole.
+        var hasher = SHA256()
+        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nKoala\r\n"
+            + "--\(boundary)\r\nContent-Disposition: form-data; name=\"video\"; filename=\"video.mp4\"\r\n"
+            + "Content-Type: video/mp4\r\n\r\n"
+        let tail = "\r\n--\(boundary)--\r\n"
+        hasher.update(data: Data(head.utf8))
+        hasher.update(data: bytes)
+        hasher.update(data: Data(tail.utf8))
+        bytes = []
+        let expected = hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        #expect(digest.length == head.utf8.count + size + tail.utf8.count)
+        #expect(digest.sha256 == expected)
+        let peakKilobytes = result.stderr.split(separator: "\n").compactMap { line in
+            line.hasPrefix("maxrss=") ? Int(line.dropFirst(7)) : nil
+        }.first
+        // Read whole, the file would be 48 MB, the form built from it as much, and libcurl's copy
+        // of that as much again.
+        #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS \(peakKilobytes ?? -1) KB")
     }
 }

@@ -87,6 +87,12 @@ func uploadVideo(session: Session) async throws {
     let video = URL(fileURLWithPath: "/tmp/talk.mp4")
     let request = Request("videos", method: .put, body: .file(video, contentType: "video/mp4"))
     print(try await session.send(request).statusCode)
+
+    let form = RequestBody.multipart([
+        .field("title", "Koalas up close"),
+        .file("video", contentsOf: video, contentType: "video/mp4"),  // filename "talk.mp4"
+    ])
+    print(try await session.send(Request("albums/7/videos", method: .post, body: form)).statusCode)
 }
 
 import Wattle

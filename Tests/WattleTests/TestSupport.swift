@@ -35,6 +35,7 @@ struct Echo: Decodable {
     var headers: [[String]]
     var body: String
     var bodyLength: Int
+    var bodyBase64: String
 
     func header(_ name: String) -> String? {
         headers.first { $0[0].lowercased() == name.lowercased() }?[1]

@@ -340,7 +340,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         guard let handle = transfer.handle else { return }
         transfer.releaseHandle()
         // libcurl keeps its copy of a request body until the option is set again.
-        if transfer.request.body != nil || transfer.request.bodyFile != nil { handle.forgetBody() }
+        if transfer.request.hasBody { handle.forgetBody() }
         if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
     }
 

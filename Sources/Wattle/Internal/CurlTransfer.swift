@@ -69,12 +69,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// counts decoded ones, so no total is reported (checked for downloads with progress only).
     private var bodyIsEncoded = false
     private var uploadedBytes: curl_off_t = 0
-    /// A body streamed from a file (``TransportRequest/bodyFile``): its descriptor, open from
-    /// `configure` until the engine takes the handle back; its size when this transfer
-    /// started, sent as the `Content-Length`; and how far it has been read.
-    private var uploadDescriptor: Int32 = -1
-    private var uploadSize: Int64 = 0
-    private var uploadOffset: Int64 = 0
+    /// A body streamed from a file or from pieces (``TransportRequest/bodyFile``,
+    /// ``TransportRequest/bodySegments``), open from `openUpload` until the engine takes the
+    /// handle back; its size when this transfer started is sent as the `Content-Length`.
+    private var upload: UploadStream?
+    private var uploadSize: Int64 { upload?.size ?? 0 }
     /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
     /// are not stalled, only waiting.
     var connected = false
@@ -100,8 +99,8 @@ final class CurlTransfer: @unchecked Sendable {
         case errorBodyCut
         case headersTooLarge
         case file(String)
-        /// The body file could not be read to its size.
-        case uploadFile(String)
+        /// A body file could not be read to its size.
+        case uploadFile(UploadStream.Failure)
     }
 
     init(request: TransportRequest) {
@@ -112,14 +111,13 @@ final class CurlTransfer: @unchecked Sendable {
 
     deinit {
         closeDownload()
-        closeUpload()
     }
 
     /// Lets go of the handle once the engine has taken it back (and of the body file: curl is
     /// done reading it).
     func releaseHandle() {
         handle = nil
-        closeUpload()
+        upload = nil
     }
 
     // MARK: Setup (engine thread)
@@ -207,7 +205,7 @@ final class CurlTransfer: @unchecked Sendable {
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTPGET, 1), "HTTPGET")
         check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CUSTOMREQUEST, nil), "CUSTOMREQUEST")
         let method = request.method.rawValue
-        if request.bodyFile != nil {
+        if upload != nil {
             // No POSTFIELDS: curl reads the body through the read callback, this many bytes.
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil), "POSTFIELDS")
             check(wattle_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
@@ -242,7 +240,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Headers: ours, then curl's defaults switched off where we decide.
         do {
             let list = try handle.headerList(
-                for: request.headers, hasBody: request.body != nil || request.bodyFile != nil)
+                for: request.headers, hasBody: request.hasBody)
             check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
         } catch {
             check(CURLE_OUT_OF_MEMORY, "HTTPHEADER")
@@ -285,14 +283,14 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Reads the next piece of a body file (`CURLOPT_READFUNCTION`).
+    /// Reads the next piece of a streamed body (`CURLOPT_READFUNCTION`).
     static let readCallback: wattle_curl_data_callback = { buffer, size, count, userdata in
         guard let userdata, let buffer else { return wattle_curl_readfunc_abort }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
         return transfer.readUpload(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
     }
 
-    /// Moves a body file back, for curl to send the body again on another connection
+    /// Moves a streamed body back, for curl to send the body again on another connection
     /// (`CURLOPT_SEEKFUNCTION`).
     static let seekCallback: wattle_curl_seek_callback = { userdata, offset, origin in
         guard let userdata else { return CURL_SEEKFUNC_CANTSEEK }
@@ -328,7 +326,7 @@ final class CurlTransfer: @unchecked Sendable {
             if uploadNow > transfer.uploadedBytes { transfer.activity &+= Int(uploadNow - transfer.uploadedBytes) }
             transfer.uploadedBytes = uploadNow
             if let report = transfer.request.uploadProgress {
-                let total = transfer.request.bodyFile != nil ? transfer.uploadSize : Int64(transfer.request.body?.count ?? 0)
+                let total = transfer.upload?.size ?? Int64(transfer.request.body?.count ?? 0)
                 report(UploadProgress(sentBytes: Int64(uploadNow), totalBytes: total))
             }
         }
@@ -364,62 +362,35 @@ final class CurlTransfer: @unchecked Sendable {
         return true
     }
 
-    /// Opens the body file, if the request has one, and takes its size; the error when it
-    /// cannot be sent. Called by the engine before `configure`, so that a file that cannot be
-    /// sent costs no handle. `O_NONBLOCK`: opening a FIFO must not wait for a writer on the
-    /// engine thread (it is then refused, not being a regular file); it changes nothing for a
-    /// regular file, whose reads the engine thread then makes itself.
+    /// Opens the streamed body, if the request has one (every file, with its size); the error
+    /// when it cannot be sent. Called by the engine before `configure`, so that a file that
+    /// cannot be sent costs no handle.
     func openUpload() -> WattleError? {
-        guard let file = request.bodyFile else { return nil }
-        let path = file.path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard descriptor >= 0 else { return .fileError(path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))") }
-        var status = stat()
-        guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-            close(descriptor)
-            return .fileError(path: path, reason: "the body file is not a regular file")
+        do {
+            upload = try UploadStream.opening(bodyOf: request)
+            return nil
+        } catch {
+            return error
         }
-        uploadDescriptor = descriptor
-        uploadSize = Int64(status.st_size)
-        uploadOffset = 0
-        return nil
     }
 
-    private func closeUpload() {
-        guard uploadDescriptor >= 0 else { return }
-        close(uploadDescriptor)
-        uploadDescriptor = -1
-    }
-
-    /// Up to `buffer.count` bytes of the body file, never past the size it had when the transfer
-    /// started; a file that ends early aborts the transfer.
+    /// Up to `buffer.count` bytes of the streamed body, never past the size it had when the
+    /// transfer started; a file that ends early aborts the transfer.
     private func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        let wanted = Int(min(Int64(buffer.count), uploadSize - uploadOffset))
-        guard wanted > 0 else { return 0 }
-        guard uploadDescriptor >= 0 else {
-            abort = .uploadFile("the body file was closed")
+        guard let upload else {
+            abort = .uploadFile(UploadStream.Failure(path: request.bodyFile?.path ?? "", reason: "the body file was closed"))
             return wattle_curl_readfunc_abort
         }
-        while true {
-            let count = read(uploadDescriptor, buffer.baseAddress, wanted)
-            if count > 0 {
-                uploadOffset += Int64(count)
-                return count
-            }
-            if count < 0, errno == EINTR { continue }
-            abort = .uploadFile(
-                count < 0
-                    ? "cannot read the body file: \(String(cString: strerror(errno)))"
-                    : "the body file ended at \(uploadOffset) bytes of the \(uploadSize) it had when the request started")
+        do {
+            return try upload.read(into: buffer)
+        } catch {
+            abort = .uploadFile(error)
             return wattle_curl_readfunc_abort
         }
     }
 
     private func seekUpload(to offset: Int64, origin: Int32) -> Int32 {
-        guard origin == SEEK_SET, uploadDescriptor >= 0, (0...uploadSize).contains(offset),
-            lseek(uploadDescriptor, off_t(offset), SEEK_SET) == off_t(offset)
-        else { return CURL_SEEKFUNC_CANTSEEK }
-        uploadOffset = offset
+        guard origin == SEEK_SET, let upload, upload.seek(to: offset) else { return CURL_SEEKFUNC_CANTSEEK }
         return CURL_SEEKFUNC_OK
     }
 
@@ -662,7 +633,7 @@ final class CurlTransfer: @unchecked Sendable {
         let message = Redaction.curlMessage(curlText)
         let host = request.target.host
         let port = request.target.port
-        if case .uploadFile(let reason) = abort { return .fileError(path: request.bodyFile?.path ?? "", reason: reason) }
+        if case .uploadFile(let failure) = abort { return .fileError(path: failure.path, reason: failure.reason) }
         if let proxyError = proxyError(for: code, message: message, easy: easy) { return proxyError }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
@@ -700,7 +671,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .tooLarge: return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
             case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
-            case .uploadFile(let reason): return .fileError(path: request.bodyFile?.path ?? "", reason: reason)
+            case .uploadFile(let failure): return .fileError(path: failure.path, reason: failure.reason)
             case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)  // (`finish` keeps a cut body's response)
             }
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,

@@ -49,11 +49,12 @@ enum RedirectFollower {
             next.method = .get
             next.body = nil
             next.bodyFile = nil
+            next.bodySegments = []
             next.headers.remove("Content-Type")
             next.headers.remove("Content-Length")
         }
         if Origin(request.target) != Origin(next.target) {
-            if next.body != nil || next.bodyFile != nil, !configuration.redirects.resendsBodyToOtherOrigins {
+            if next.hasBody, !configuration.redirects.resendsBodyToOtherOrigins {
                 return nil  // a hop keeping the body (307/308, 301/302 after PUT…): the 3xx is the answer
             }
             for field in next.headers where isCredential(field.name, configuration) {
