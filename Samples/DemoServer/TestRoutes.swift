@@ -19,6 +19,7 @@ import Foundation
 /// | `/response-headers?name=value` | those headers, repeated names kept |
 /// | `/flaky/{id}?failures=N&status=S&retry_after=T` | status S (with `Retry-After: T`) N times, then 200 |
 /// | `/digest` (any method) | JSON: method, the body's length and SHA-256 (hex), its `Content-Type` |
+/// | `/etag/{tag}` | 304 with no body when `If-None-Match` names `"tag"`, else 200 with that `ETag` and a text body |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -70,6 +71,14 @@ enum TestRoutes {
         case ("digest", _):
             let type = request.headers.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
             return json(200, ["method": request.method, "length": request.body.count, "sha256": sha256(request.body), "contentType": type])
+        case ("etag", 2):
+            let tag = "\"\(parts[1])\""
+            let asked = request.headers.first { $0.0.lowercased() == "if-none-match" }?.1
+            if asked?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true {
+                return .respond(status: 304, headers: [("ETag", tag)], body: [])
+            }
+            return .respond(
+                status: 200, headers: [("ETag", tag), ("Content-Type", "text/plain")], body: Array("version \(parts[1])".utf8))
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):

@@ -42,6 +42,27 @@ public struct Request: Sendable, CustomStringConvertible {
     /// upload.uploadProgress = { print("\(Int($0.fractionCompleted * 100))%") }
     /// ```
     public var uploadProgress: (@Sendable (UploadProgress) -> Void)?
+    /// Statuses outside `200..<300` that end this request as its response instead of as
+    /// ``WattleError/httpStatus(_:)``: a 304 for a conditional `GET`, a 404 that means "none".
+    /// Empty (the default) for none.
+    ///
+    /// They change how the final answer is delivered, not how it is reached: redirects are
+    /// followed, the retry policy retries and a 401 refreshes the token as for any request, and
+    /// the status the request ends with is then returned if it is here. ``Response/isSuccess``
+    /// stays false for it. For a download, the body of such a status is in ``Response/data``
+    /// and the destination file is left as it was.
+    ///
+    /// ```swift
+    /// var request = Request("users/42", headers: ["If-None-Match": etag])
+    /// request.acceptedStatusCodes = [304, 404]
+    /// let response = try await session.send(request)
+    /// switch response.statusCode {
+    /// case 304: return cachedUser
+    /// case 404: return nil
+    /// default: return try response.decode(User.self)
+    /// }
+    /// ```
+    public var acceptedStatusCodes: Set<Int> = []
 
     /// Creates a request.
     public init(

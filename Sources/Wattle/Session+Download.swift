@@ -24,7 +24,10 @@ extension Session {
     ///
     /// Only a 2xx body goes to the file. Any other response is the error
     /// ``WattleError/httpStatus(_:)``, its body kept in memory up to
-    /// ``Configuration/maximumResponseSize`` bytes (the rest is not read).
+    /// ``Configuration/maximumResponseSize`` bytes (the rest is not read); or, for a status the
+    /// request accepts (``Request/acceptedStatusCodes``, such as a 304 for a file already
+    /// here), the response, with that body and no ``Response/fileURL``, the destination left as
+    /// it was.
     ///
     /// ```swift
     /// let response = try await session.download("files/big.iso", to: URL(filePath: "/tmp/big.iso")) { progress in
@@ -35,7 +38,8 @@ extension Session {
     /// - Parameters:
     ///   - durability: whether the finished file is flushed to disk before this returns.
     ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick.
-    /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``.
+    /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``
+    ///   (for an accepted status outside 2xx, see above).
     public func download(
         _ request: Request, to destination: URL, durability: DownloadDurability = .synced,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
@@ -54,6 +58,12 @@ extension Session {
         } catch {
             unlink(temporary.path)
             throw error
+        }
+        guard (200..<300).contains(response.statusCode) else {
+            // A status the request accepts (a 304 for a file already here): its body is in
+            // memory, and the destination stays as it was.
+            unlink(temporary.path)
+            return response
         }
         if rename(temporary.path, destination.path) != 0 {
             let reason = String(cString: strerror(errno))

@@ -107,14 +107,28 @@ public final class Session: Sendable {
     /// Sends a request, following redirects, and returns the response.
     ///
     /// - Throws: ``WattleError``; a status outside `200..<300` is
-    ///   ``WattleError/httpStatus(_:)`` carrying the whole response.
+    ///   ``WattleError/httpStatus(_:)`` carrying the whole response, unless the request
+    ///   accepts it (``Request/acceptedStatusCodes``).
     public func send(_ request: Request) async throws(WattleError) -> Response {
         try await sendRetrying(request, download: nil)
     }
 
+    /// Sends with the retry policy, if any, around the authenticated exchange, and returns a
+    /// final status the request accepts (``Request/acceptedStatusCodes``) as its response.
+    func sendRetrying(
+        _ request: Request, download: TransportRequest.DownloadTarget?
+    ) async throws(WattleError) -> Response {
+        guard !request.acceptedStatusCodes.isEmpty else { return try await sendWithRetries(request, download: download) }
+        do {
+            return try await sendWithRetries(request, download: download)
+        } catch .httpStatus(let response) where request.acceptedStatusCodes.contains(response.statusCode) {
+            return response
+        }
+    }
+
     /// Sends with the retry policy, if any, around the authenticated exchange. The request is
     /// resolved and checked once, whatever the number of attempts.
-    func sendRetrying(
+    private func sendWithRetries(
         _ request: Request, download: TransportRequest.DownloadTarget?
     ) async throws(WattleError) -> Response {
         let prepared = try prepare(request, download: download)

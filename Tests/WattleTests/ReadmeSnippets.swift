@@ -39,6 +39,12 @@ func tour() async throws {
     } catch {
         print(error)  // one clear line, never a token
     }
+
+    // A status that is an answer, not an error: accept it and get the response.
+    var lookup = Request("users/42", headers: ["If-None-Match": "\"v7\""])
+    lookup.acceptedStatusCodes = [304, 404]
+    let answer = try await session.send(lookup)
+    print(answer.statusCode == 304 ? "unchanged" : answer.statusCode == 404 ? "no such user" : "changed")
 }
 
 import Wattle
