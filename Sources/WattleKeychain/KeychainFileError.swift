@@ -8,7 +8,10 @@
 ///
 /// Wattle refuses a keychain file or key file that is readable or writable by the group or by
 /// others (any of the mode bits `0o066`), because a file that others can read gives them the
-/// sealed items and, for a key file, the key that opens them.
+/// sealed items and, for a key file, the key that opens them. It refuses a keychain's folder
+/// that the group or others may write in (`0o022`), or that belongs to another user (root's
+/// folders excepted), because whoever can write in the folder can replace the keychain's
+/// files with their own.
 ///
 /// ```swift
 /// do {
@@ -22,6 +25,9 @@ public struct KeychainFileError: Error, Sendable, Hashable, CustomStringConverti
     public enum Reason: Sendable, Hashable {
         /// The file is readable or writable by the group or by others.
         case insecurePermissions
+        /// The keychain's folder is writable by the group or by others, or belongs to another
+        /// user than the one running (or root).
+        case insecureFolder
         /// The path exists but is not a regular file.
         case notARegularFile
         /// The key file does not hold exactly 32 bytes.
@@ -56,6 +62,15 @@ public struct KeychainFileError: Error, Sendable, Hashable, CustomStringConverti
             let shown = mode.map { String($0 & 0o777, radix: 8) } ?? "?"
             return "Refusing \(path): its mode \(shown) lets the group or others read or write it; "
                 + "run `chmod 600 \(path)` if you trust the file, or remove it."
+        case .insecureFolder:
+            let why =
+                if let mode, mode & 0o022 != 0 {
+                    "its mode \(String(mode & 0o777, radix: 8)) lets the group or others write in it"
+                } else {
+                    "it belongs to another user"
+                }
+            return "Refusing the keychain folder \(path): \(why), so they could replace the keychain's files; "
+                + "make it yours and private (`chmod 700 \(path)`) if you trust what is in it, or use another folder."
         case .notARegularFile:
             return "Refusing \(path): it is not a regular file."
         case .invalidKeyFile:

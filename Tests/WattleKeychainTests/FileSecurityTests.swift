@@ -208,6 +208,55 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         #expect(try Data(contentsOf: directory.appendingPathComponent("default.key")).count == 32)
     }
 
+    @Test(arguments: [0o775, 0o770, 0o757, 0o777, 0o1777] as [mode_t])
+    func aFolderOthersMayWriteInIsRefusedBeforeAnythingIsOpened(permissions: mode_t) throws {
+        let temporary = try TemporaryKeychain()
+        try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
+        let folder = temporary.fileURL.deletingLastPathComponent()
+        chmod(folder.path, permissions)
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            let fileError = error as? KeychainFileError
+            return fileError?.reason == .insecureFolder && fileError?.path == folder.path
+                && "\(error)".contains("its mode \(String(permissions & 0o777, radix: 8)) lets the group or others write in it")
+                && "\(error)".contains("chmod 700 \(folder.path)")
+        }
+        // Readable by others is not refused (the files themselves are 0600), and 0700 opens.
+        for safe in [0o755, 0o711, 0o700] as [mode_t] {
+            chmod(folder.path, safe)
+            #expect(try Keychain(service: "s", store: temporary.reopen()).string(forKey: "k") == "v")
+        }
+    }
+
+    /// Giving a folder away takes root (CI and `make test` here run as root).
+    @Test(.enabled(if: geteuid() == 0, "making a folder owned by another user needs root"))
+    func aFolderOfAnotherUserIsRefused() throws {
+        let temporary = try TemporaryKeychain()
+        try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
+        let folder = temporary.fileURL.deletingLastPathComponent()
+        #expect(chown(folder.path, 65534, 65534) == 0)
+        defer { chown(folder.path, 0, 0) }
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .insecureFolder && "\(error)".contains("it belongs to another user")
+        }
+        chown(folder.path, 0, 0)
+        #expect(try Keychain(service: "s", store: temporary.reopen()).string(forKey: "k") == "v")
+    }
+
+    @Test func aKeychainPathWhoseFolderIsAFileIsRefusedClearly() throws {
+        let temporary = try TemporaryKeychain()
+        let notAFolder = temporary.fileURL.deletingLastPathComponent().appendingPathComponent("plain")
+        try Data("x".utf8).write(to: notAFolder)
+        #expect {
+            try KeychainStore(fileURL: notAFolder.appendingPathComponent("k.keychain"), credential: .passphrase("p")).open()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .cannotCreate && "\(error)".contains("Not a directory")
+        }
+    }
+
     @Test func aKeyFileOfTheWrongSizeOrAMissingKeyFileIsRefusedClearly() throws {
         let temporary = try TemporaryKeychain()
         try Data([1, 2, 3]).write(to: temporary.keyFileURL)

@@ -34,19 +34,37 @@ enum KeychainFiles {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// Creates the folder (and missing parents) with mode 0700 when it does not exist.
+    /// Mode bits that let the group or others create, rename or delete files in a folder.
+    static let writableByOthersBits: mode_t = 0o022
+
+    /// Creates the folder (and missing parents) with mode 0700 when it does not exist, and
+    /// checks that it is safe to keep a keychain in (``checkFolder(_:path:)``).
     static func ensureDirectory(_ url: URL) throws(KeychainFileError) {
         let path = url.path
         var info = stat()
-        if stat(path, &info) == 0 { return }
+        if stat(path, &info) == 0 { return try checkFolder(info, path: path) }
         do {
             try FileManager.default.createDirectory(
                 at: url, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            if stat(path, &info) == 0 { return }  // created by someone else meanwhile
+            // Created by someone else meanwhile: checked like any folder that was there.
+            if stat(path, &info) == 0 { return try checkFolder(info, path: path) }
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
         }
         _ = chmod(path, 0o700)
+    }
+
+    /// Refuses a folder the group or others may write in, or that belongs to another user than
+    /// the effective one (root's excepted, as OpenSSH does): whoever can write in it can
+    /// replace the keychain, its key file or its journal with their own. The sticky bit does
+    /// not make a shared folder safe: others can still create the files first.
+    static func checkFolder(_ info: stat, path: String) throws(KeychainFileError) {
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw KeychainFileError(path: path, reason: .cannotCreate, mode: UInt32(info.st_mode), errno: ENOTDIR)
+        }
+        guard info.st_mode & writableByOthersBits == 0, info.st_uid == geteuid() || info.st_uid == 0 else {
+            throw KeychainFileError(path: path, reason: .insecureFolder, mode: UInt32(info.st_mode))
+        }
     }
 
     /// Refuses a file that is not regular or that the group or others may read or write.
