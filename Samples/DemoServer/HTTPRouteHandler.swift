@@ -14,6 +14,9 @@ enum RouteOutcome: Sendable {
     /// Announces `declaredLength` bytes, sends `sentBytes`, then sends nothing more and keeps
     /// the connection open (for stall timeouts).
     case stall(declaredLength: Int, sentBytes: Int)
+    /// Server-sent events: `count` events (`id: i`, `data: {"n":i}`), one every `interval`
+    /// milliseconds, chunked, then the end of the body.
+    case events(count: Int, intervalMilliseconds: Int)
     /// The outcome after a delay.
     indirect case delayed(milliseconds: Int, RouteOutcome)
     /// Closes the connection without any response.
@@ -149,6 +152,29 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             }
         case .close:
             context.close(promise: nil)
+        case .events(let count, let interval):
+            var fields = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
+            if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
+            sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive)
+        }
+    }
+
+    /// Writes event `index`, then schedules the next, then ends the body after the last.
+    private func sendEvent(_ index: Int, of count: Int, every interval: Int, context: ChannelHandlerContext, keepAlive: Bool) {
+        guard context.channel.isActive else { return }
+        guard index < count else {
+            let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
+            if !keepAlive { Self.close(context, after: done) }
+            return
+        }
+        let event = Array("id: \(index)\ndata: {\"n\":\(index)}\n\n".utf8)
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: event)))), promise: nil)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(interval))) {
+            let (handler, context) = loopBound.value
+            handler.sendEvent(index + 1, of: count, every: interval, context: context, keepAlive: keepAlive)
         }
     }
 

@@ -13,6 +13,8 @@ import Foundation
 /// | `/delay/{ms}` | `/echo` after `ms` milliseconds |
 /// | `/stall` | headers and 10 bytes of 1,000, then silence |
 /// | `/bytes/{n}` | `n` bytes of ``Pattern``, streamed |
+/// | `/events?count=N&interval=MS` | `N` server-sent events, one every `MS` milliseconds, chunked |
+/// | `/drop-once/{id}` | the first time `/drop`'s answer (100,000 bytes promised, 1,000 sent), then `/bytes/100000` |
 /// | `/drop` | 1,000 bytes of a promised 100,000, then the connection closes |
 /// | `/close` | the connection closes without an answer |
 /// | `/gzip` | a gzip-encoded JSON body |
@@ -47,6 +49,13 @@ enum TestRoutes {
             return .stall(declaredLength: 1000, sentBytes: 10)
         case ("bytes", 2):
             return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(parts[1]) ?? 0)
+        case ("events", _):
+            let count = Int(request.queryValue("count") ?? "3") ?? 3
+            let interval = Int(request.queryValue("interval") ?? "10") ?? 10
+            return .events(count: count, intervalMilliseconds: interval)
+        case ("drop-once", 2):
+            if request.hitCount == 1 { return .truncated(declaredLength: 100_000, sentBytes: 1000) }
+            return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: 100_000)
         case ("drop", _):
             return .truncated(declaredLength: 100_000, sentBytes: 1000)
         case ("close", _):

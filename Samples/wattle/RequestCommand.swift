@@ -29,11 +29,16 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(name: .customLong("ignore-stdin"), help: "Never read the body from a redirected standard input.")
     var ignoreStdin = false
 
+    @Flag(
+        name: [.customShort("S"), .long],
+        help: "Print the body as it arrives (server-sent events, JSON lines): line by line, escaped, on a terminal.")
+    var stream = false
+
     /// The parsed command as plain values.
     var invocation: RequestInvocation {
         RequestInvocation(
             words: words, connection: connection.settings, verbose: verbose, output: output, follow: follow, form: form,
-            ignoreStdin: ignoreStdin)
+            ignoreStdin: ignoreStdin, stream: stream)
     }
 
     func run() async throws {

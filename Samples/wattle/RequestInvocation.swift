@@ -24,6 +24,8 @@ struct RequestInvocation: Equatable, Sendable {
     var form = false
     /// `--ignore-stdin`.
     var ignoreStdin = false
+    /// `-S`, `--stream`.
+    var stream = false
 
     /// A request ready to go: what `prepare()` builds before anything is sent.
     struct Prepared: Sendable {
@@ -140,6 +142,7 @@ struct RequestInvocation: Equatable, Sendable {
     func send(_ prepared: Prepared) async throws -> Int32 {
         let (request, session) = (prepared.request, prepared.session)
         if verbose { printRequest(request, session: session) }
+        if stream, output == nil { return try await sendStreaming(request, session: session) }
 
         let outcome = await perform(request, session: session)
         guard case .success(let response) = outcome else {
@@ -147,13 +150,42 @@ struct RequestInvocation: Equatable, Sendable {
                 if case .failure(let error) = outcome { throw error }
                 return ExitStatus.usageOrOther
             }
-            if verbose { printResponseHead(failed) }
-            printBody(failed)
-            printError(error.description)  // the URL with credential-looking parts redacted
-            return ExitStatus.forStatus(failed.statusCode)
+            return reportStatus(failed, error: error)
         }
         if verbose { printResponseHead(response) }
         if output == nil { printBody(response) }
+        return ExitStatus.success
+    }
+
+    /// Prints a non-2xx answer (head with `-v`, body, error line) and returns its exit code.
+    private func reportStatus(_ failed: Response, error: WattleError) -> Int32 {
+        if verbose { printResponseHead(failed) }
+        printBody(failed)
+        printError(error.description)  // the URL with credential-looking parts redacted
+        return ExitStatus.forStatus(failed.statusCode)
+    }
+
+    /// `--stream`: prints the body as it arrives, raw to a file or a pipe, and on a terminal
+    /// line by line with control characters escaped (a stream cannot be checked whole first).
+    /// A transfer that fails part-way leaves what arrived printed, then the error line.
+    private func sendStreaming(_ request: Request, session: Session) async throws -> Int32 {
+        let stream: ResponseStream
+        do {
+            stream = try await session.stream(request)
+        } catch .httpStatus(let failed) {
+            return reportStatus(failed, error: .httpStatus(failed))
+        }
+        if verbose { printResponseHead(stream.response) }
+        do {
+            if FileHandleOutput.isTerminal(1) {
+                for try await line in stream.lines { FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: 1) }
+            } else {
+                for try await piece in stream { FileHandleOutput.write(Array(piece), to: 1) }
+            }
+        } catch {
+            printError(error.description)
+            return ExitStatus.forError(error)
+        }
         return ExitStatus.success
     }
 

@@ -116,11 +116,13 @@ public final class Session: Sendable {
     /// Sends with the retry policy, if any, around the authenticated exchange, and returns a
     /// final status the request accepts (``Request/acceptedStatusCodes``) as its response.
     func sendRetrying(
-        _ request: Request, download: TransportRequest.DownloadTarget?
+        _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer? = nil
     ) async throws(WattleError) -> Response {
-        guard !request.acceptedStatusCodes.isEmpty else { return try await sendWithRetries(request, download: download) }
+        guard !request.acceptedStatusCodes.isEmpty else {
+            return try await sendWithRetries(request, download: download, stream: stream)
+        }
         do {
-            return try await sendWithRetries(request, download: download)
+            return try await sendWithRetries(request, download: download, stream: stream)
         } catch .httpStatus(let response) where request.acceptedStatusCodes.contains(response.statusCode) {
             return response
         }
@@ -129,9 +131,9 @@ public final class Session: Sendable {
     /// Sends with the retry policy, if any, around the authenticated exchange. The request is
     /// resolved and checked once, whatever the number of attempts.
     private func sendWithRetries(
-        _ request: Request, download: TransportRequest.DownloadTarget?
+        _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer?
     ) async throws(WattleError) -> Response {
-        let prepared = try prepare(request, download: download)
+        let prepared = try prepare(request, download: download, stream: stream)
         let usesToken = request.authentication == .automatic && !request.headers.contains("Authorization")
         guard let retry = configuration.retry else {
             return try await sendAuthenticated(prepared, usesToken: usesToken)
@@ -141,7 +143,9 @@ public final class Session: Sendable {
             do {
                 return try await sendAuthenticated(prepared, usesToken: usesToken)
             } catch {
-                guard let delay = retry.delay(after: error, attempt: attempt, method: request.method) else { throw error }
+                // (A streamed body the reader has started on is not sent again.)
+                guard stream?.hasStarted != true, let delay = retry.delay(after: error, attempt: attempt, method: request.method)
+                else { throw error }
                 configuration.logger.debug(
                     "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)")
                 do {
@@ -220,6 +224,7 @@ public final class Session: Sendable {
             var sent = current
             do {
                 if let origin { sent = try await withSendHeaders(current, origin: origin) }
+                if let stream = sent.responseStream { stream.setRedirectCount(hops) }
                 response = try await transport.perform(sent)
             } catch {
                 log(current, outcome: "failed: \(error)", start: start)
@@ -267,7 +272,9 @@ public final class Session: Sendable {
     }
 
     /// Builds the transport request: URL, merged headers, body, timeouts.
-    func prepare(_ request: Request, download: TransportRequest.DownloadTarget?) throws(WattleError) -> TransportRequest {
+    func prepare(
+        _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer? = nil
+    ) throws(WattleError) -> TransportRequest {
         guard request.method.isValidToken else {
             throw .invalidRequest(reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
         }
@@ -294,7 +301,7 @@ public final class Session: Sendable {
         var timeouts = configuration.timeouts
         if let timeout = request.timeout {
             timeouts.total = timeout
-        } else if download != nil {
+        } else if download != nil || stream != nil {
             timeouts.total = nil
         }
         let hasBody = !request.body.isNone || request.method == .post
@@ -311,6 +318,7 @@ public final class Session: Sendable {
             prepared.bodySegments = request.body.segments
         }
         if let progress = request.uploadProgress { prepared.uploadProgress = progress }
+        if let stream { prepared.responseStream = stream }
         return prepared
     }
 

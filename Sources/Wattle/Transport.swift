@@ -110,6 +110,16 @@ public struct TransportRequest: Sendable {
         set { uniqueStorage().fields.uploadProgress = newValue }
     }
 
+    /// Where a 2xx body goes as it arrives, for ``Session/stream(_:)``; nil otherwise. Only the
+    /// libcurl transport streams: with another, the whole response arrives at the end.
+    var responseStream: ResponseStreamBuffer? {
+        get { storage.fields.responseStream }
+        set { uniqueStorage().fields.responseStream = newValue }
+    }
+    /// Whether a 2xx body is handed over as it arrives (a download's to its file, a stream's
+    /// to its reader) instead of kept in memory: the size limit then applies to other bodies.
+    var streamsBody: Bool { storage.fields.download != nil || storage.fields.responseStream != nil }
+
     /// The parts of `url` read on every exchange, taken from it once: FoundationEssentials'
     /// `URL` derives `host`, `port` and `absoluteString` again on each access, and the session
     /// and the engine each read them (kept in step with `url` by its setter).
@@ -165,6 +175,7 @@ public struct TransportRequest: Sendable {
         var trust: TrustPolicy
         var download: DownloadTarget?
         var uploadProgress: (@Sendable (UploadProgress) -> Void)?
+        var responseStream: ResponseStreamBuffer?
     }
 
     /// The box the copies share. Written only through `uniqueStorage()`, that is only while one

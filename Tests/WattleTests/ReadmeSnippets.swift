@@ -103,6 +103,15 @@ func uploadVideo(session: Session) async throws {
 
 import Wattle
 
+func followEvents(session: Session) async throws {
+    let stream = try await session.stream(Request("events", headers: ["Accept": "text/event-stream"]))
+    for try await line in stream.lines where line.hasPrefix("data: ") {
+        print(line.dropFirst(6))
+    }
+}
+
+import Wattle
+
 func explore() async throws {
     let user = try await "users/42".get().json()
     print(user["name"]?.stringValue ?? "", user["tags"]?[0]?.stringValue ?? "", user["id"]?.intValue ?? 0)

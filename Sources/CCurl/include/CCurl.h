@@ -37,6 +37,11 @@ typedef int (*wattle_curl_seek_callback)(void *userdata, curl_off_t offset, int 
 CURLcode wattle_curl_easy_setopt_seek_function(CURL *handle, wattle_curl_seek_callback callback);
 /// `CURL_READFUNC_ABORT`, which Swift cannot import (a cast macro).
 static const size_t wattle_curl_readfunc_abort = CURL_READFUNC_ABORT;
+/// `CURL_WRITEFUNC_PAUSE`: a write callback's answer that pauses receiving; the bytes it was
+/// given are handed over again once `curl_easy_pause` lets it go on.
+static const size_t wattle_curl_writefunc_pause = CURL_WRITEFUNC_PAUSE;
+/// `CURLPAUSE_CONT` (an expression macro): lets a paused transfer send and receive again.
+static const int wattle_curlpause_cont = CURLPAUSE_CONT;
 
 CURLcode wattle_curl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value);
 CURLcode wattle_curl_easy_getinfo_off_t(CURL *handle, CURLINFO info, curl_off_t *value);

@@ -40,6 +40,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private enum Command {
         case start(CurlTransfer)
         case cancel(CurlTransfer)
+        /// A streamed transfer paused for its reader may go on.
+        case resume(CurlTransfer)
         /// A job of a task that prefers this executor.
         case run(UnownedJob)
     }
@@ -133,6 +135,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         _ = post(.cancel(transfer))
     }
 
+    /// Asks the engine thread to let a transfer paused for its reader go on.
+    func resume(_ transfer: CurlTransfer) {
+        _ = post(.resume(transfer))
+    }
+
     /// Runs a job on the engine thread, after the commands posted before it. Once the engine has
     /// stopped, on the global concurrent executor, so that no task is ever stranded.
     func enqueue(_ job: consuming ExecutorJob) {
@@ -213,6 +220,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         switch command {
         case .start(let transfer): begin(transfer)
         case .cancel(let transfer): stop(transfer)
+        case .resume(let transfer): transfer.resume()
         case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
@@ -395,7 +403,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             for command in late {
                 switch command {
                 case .start(let transfer): complete(transfer, with: .failure(.cancelled))
-                case .cancel: break
+                case .cancel, .resume: break
                 case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
                 }
             }

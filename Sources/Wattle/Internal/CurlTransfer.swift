@@ -77,6 +77,11 @@ final class CurlTransfer: @unchecked Sendable {
     /// Whether a connection was assigned: queued transfers (waiting for a connection slot)
     /// are not stalled, only waiting.
     var connected = false
+    /// A streamed body's reader has too much to read: receiving is paused until it catches up
+    /// (`resume()`), and the transfer is not stalled meanwhile, only waiting.
+    private var paused = false
+    /// The streamed body's head has been handed to its reader.
+    private var streamStarted = false
     /// Bytes moved so far (headers, body, upload); the engine's stall check compares it over time.
     var activity = 0
     /// `activity` when the stall check last saw enough progress.
@@ -185,7 +190,7 @@ final class CurlTransfer: @unchecked Sendable {
         // for a download (whose 2xx body goes to the file, and whose other bodies are checked
         // in `receiveBody`), and not for HEAD: libcurl 7.88 checks the announced length of a
         // response that has no body too, which would fail the usual way to learn a file's size.
-        let curlLimit = request.download == nil && request.method != .head ? request.maximumResponseSize ?? 0 : 0
+        let curlLimit = !request.streamsBody && request.method != .head ? request.maximumResponseSize ?? 0 : 0
         check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(curlLimit)), "MAXFILESIZE")
         // A download to a file reads the socket in 512 KiB pieces instead of curl's 16 KiB: a
         // 32nd of the `recv`s, write callbacks and `write`s for the same bytes (see
@@ -395,6 +400,9 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     private func receiveBody(_ bytes: UnsafeRawBufferPointer) -> Int {
+        if let stream = request.responseStream, (200..<300).contains(statusCode) {
+            return streamBody(bytes, to: stream)
+        }
         activity &+= bytes.count
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download.file) { return 0 }
@@ -406,7 +414,7 @@ final class CurlTransfer: @unchecked Sendable {
             return bytes.count
         }
         if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
-            if request.download != nil {
+            if request.streamsBody {
                 body.append(contentsOf: bytes.prefix(max(0, limit - body.count)))
                 abort = .errorBodyCut
             } else {
@@ -426,7 +434,7 @@ final class CurlTransfer: @unchecked Sendable {
                 // status matters for more than its body), at most `unlimitedReservation` (a
                 // length near `Int.max` would trap in `Data`, a large one would fail to allocate).
                 var cap = request.maximumResponseSize ?? Self.unlimitedReservation
-                if request.download != nil { cap = min(cap, Self.unlimitedReservation) }
+                if request.streamsBody { cap = min(cap, Self.unlimitedReservation) }
                 body.reserveCapacity(Int(min(length, curl_off_t(cap))))
             } else {
                 // The whole body in one piece (a small response), or no length to go by: made
@@ -805,13 +813,42 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Whether no byte has moved for the stall timeout, as of `now` (engine thread).
     func hasStalled(now: ContinuousClock.Instant) -> Bool {
-        guard let stall = request.timeouts.stall, connected else { return false }
+        guard let stall = request.timeouts.stall, connected, !paused else { return false }
         if activity - lastActivityCount >= request.timeouts.stallMinimumBytes {
             lastActivityCount = activity
             lastActivityTime = now
             return false
         }
         return now - lastActivityTime >= stall
+    }
+
+    /// Hands a piece of a 2xx body to its reader (the head first, with the first piece), or
+    /// pauses receiving while the reader has too much to read.
+    private func streamBody(_ bytes: UnsafeRawBufferPointer, to stream: ResponseStreamBuffer) -> Int {
+        if !streamStarted, let easy {
+            streamStarted = true
+            stream.receiveHead(
+                Response(
+                    statusCode: statusCode, headerSection: HeaderSection(rawHeaders), data: Data(), url: request.url,
+                    method: request.method, fileURL: nil, metrics: metrics(easy)))
+        }
+        guard stream.offer(bytes) else {
+            paused = true
+            return wattle_curl_writefunc_pause
+        }
+        activity &+= bytes.count
+        return bytes.count
+    }
+
+    /// Lets a transfer paused for its reader receive again (engine thread). libcurl hands the
+    /// piece it was refused over again at once, which may pause it again.
+    func resume() {
+        guard paused, activeIndex != nil, let easy else { return }
+        paused = false
+        // The stall clock starts again from now: waiting for the reader was not a stall.
+        lastActivityCount = activity
+        lastActivityTime = .now
+        _ = curl_easy_pause(easy, wattle_curlpause_cont)
     }
 
     /// Removes a partly written download after a failure.

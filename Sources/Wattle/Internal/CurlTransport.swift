@@ -19,6 +19,11 @@ final class CurlTransport: Transport {
     func perform(_ request: TransportRequest) async throws(WattleError) -> Response {
         if Task.isCancelled { throw .cancelled }
         let transfer = CurlTransfer(request: request)
+        if let stream = request.responseStream {
+            // How a reader that caught up lets the paused transfer go on; dropped at its end.
+            stream.setResumer { [engine] in engine.resume(transfer) }
+        }
+        defer { request.responseStream?.setResumer(nil) }
         let completed: CurlTransfer.Completed
         do {
             completed = try await withTaskCancellationHandler {

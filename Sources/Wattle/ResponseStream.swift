@@ -1,0 +1,171 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A response whose body is read as it arrives (``Session/stream(_:)``): server-sent events,
+/// JSON lines, a model's tokens, a body too large to hold.
+///
+/// ```swift
+/// let stream = try await session.stream(Request("events", headers: ["Accept": "text/event-stream"]))
+/// print(stream.response.statusCode, stream.response.headers["Content-Type"] ?? "")
+/// for try await line in stream.lines where line.hasPrefix("data: ") {
+///     print(line.dropFirst(6))
+/// }
+/// ```
+///
+/// The body's pieces come in order, as the network delivers them, each a `Data` of any size
+/// (with the libcurl transport, at most 16 KB). A reader that falls behind holds back the
+/// server: past 1 MB not yet read, the transfer pauses until the reader catches up, so memory
+/// stays bounded whatever the body's size and however slow the reader.
+///
+/// Read it once, from one task. Cancelling that task, or letting go of the stream (and its
+/// iterators) before the end, stops the transfer; a transfer that fails part-way ends the
+/// iteration with its ``WattleError``, after the pieces that did arrive.
+public struct ResponseStream: AsyncSequence, Sendable {
+    /// A piece of the body.
+    public typealias Element = Data
+    /// What ends an iteration early.
+    public typealias Failure = WattleError
+
+    /// The status, headers, URL and method, with an empty ``Response/data``; its metrics are
+    /// those known when the head arrived (``ResponseMetrics/total`` is the time to the head).
+    public let response: Response
+
+    private let reader: Reader
+
+    init(response: Response, buffer: ResponseStreamBuffer) {
+        self.response = response
+        reader = Reader(buffer: buffer)
+    }
+
+    /// The most body bytes held for the reader at once so far (for the tests of the pause).
+    var peakBuffered: Int { reader.buffer.peakBuffered }
+
+    /// Returns an iterator over the body's pieces.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(reader: reader)
+    }
+
+    /// Reads the body's pieces in order.
+    public struct Iterator: AsyncIteratorProtocol, Sendable {
+        /// A piece of the body.
+        public typealias Element = Data
+        /// What ends the iteration early.
+        public typealias Failure = WattleError
+
+        private let reader: Reader
+
+        init(reader: Reader) {
+            self.reader = reader
+        }
+
+        /// The next piece, or nil at the end of the body.
+        public mutating func next() async throws(WattleError) -> Data? {
+            try await reader.buffer.next().get()
+        }
+
+        /// The next piece, or nil at the end of the body.
+        public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> Data? {
+            try await reader.buffer.next().get()
+        }
+    }
+
+    /// The body read whole, for a stream that turned out small (a status the request accepts,
+    /// an answer with no events).
+    ///
+    /// - Throws: ``WattleError/responseTooLarge(limit:url:)`` past `limit` bytes, and the
+    ///   error that ended the transfer.
+    public func collect(upTo limit: Int) async throws(WattleError) -> Data {
+        var data = Data()
+        for try await piece in self {
+            guard data.count + piece.count <= limit else { throw .responseTooLarge(limit: limit, url: response.url) }
+            data.append(piece)
+        }
+        return data
+    }
+
+    /// The body as lines of text, split at each line feed (a carriage return before it is
+    /// dropped), decoded as UTF-8 (an invalid sequence becomes U+FFFD). A last line without a
+    /// line feed is the last element. For server-sent events and JSON lines.
+    public var lines: Lines { Lines(pieces: self) }
+
+    /// The lines of a ``ResponseStream``'s body.
+    public struct Lines: AsyncSequence, Sendable {
+        /// A line, without its line ending.
+        public typealias Element = String
+        /// What ends an iteration early.
+        public typealias Failure = WattleError
+
+        let pieces: ResponseStream
+
+        /// Returns an iterator over the lines.
+        public func makeAsyncIterator() -> Iterator {
+            Iterator(pieces: pieces.makeAsyncIterator())
+        }
+
+        /// Reads the lines in order.
+        public struct Iterator: AsyncIteratorProtocol, Sendable {
+            /// A line, without its line ending.
+            public typealias Element = String
+            /// What ends the iteration early.
+            public typealias Failure = WattleError
+
+            private var pieces: ResponseStream.Iterator
+            private var pending: [UInt8] = []
+            private var start = 0
+            private var ended = false
+
+            init(pieces: ResponseStream.Iterator) {
+                self.pieces = pieces
+            }
+
+            /// The next line, or nil at the end of the body.
+            public mutating func next() async throws(WattleError) -> String? {
+                while true {
+                    if let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                        var end = newline
+                        if end > start, pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                        let line = String(decoding: pending[start..<end], as: UTF8.self)
+                        start = newline + 1
+                        return line
+                    }
+                    if ended {
+                        guard start < pending.count else { return nil }
+                        let line = String(decoding: pending[start...], as: UTF8.self)
+                        start = pending.count
+                        return line
+                    }
+                    // Keep only what is not yet a line, then read on.
+                    if start > 0 {
+                        pending.removeFirst(start)
+                        start = 0
+                    }
+                    if let piece = try await pieces.next() {
+                        pending.append(contentsOf: piece)
+                    } else {
+                        ended = true
+                    }
+                }
+            }
+
+            /// The next line, or nil at the end of the body.
+            public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> String? {
+                try await next()
+            }
+        }
+    }
+
+    /// The reading side's hold on the exchange: when the stream and every iterator are gone,
+    /// the exchange is stopped (a no-op once it has ended).
+    final class Reader: Sendable {
+        let buffer: ResponseStreamBuffer
+
+        init(buffer: ResponseStreamBuffer) {
+            self.buffer = buffer
+        }
+
+        deinit { buffer.cancel() }
+    }
+}

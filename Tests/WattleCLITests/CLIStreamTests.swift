@@ -1,0 +1,45 @@
+import Foundation
+import Testing
+import WattleDemoServer
+
+/// `wattle --stream`: the body printed as it arrives, against the test server's paced
+/// server-sent events (`/events`).
+@Suite("The wattle CLI: --stream prints a body as it arrives")
+struct CLIStreamTests {
+    @Test("-S prints each event as it comes: a process stopped before the last event has printed the first")
+    func printsAsItArrives() async throws {
+        let server = try await Servers.plain.value
+        let url = server.url("events").absoluteString + "?count=2&interval=180000"
+        // Killed after 15 s (wide: a loaded machine), while the server waits three minutes to
+        // send the second event. (KILL: a child of the test runner's threads inherits their
+        // blocked SIGTERM.)
+        let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? "15" : "45"
+        let result = try await CLI.run(["-S", url], wrapper: ["/usr/bin/timeout", "-s", "KILL", seconds])
+        #expect(result.status == SIGKILL, "killed by timeout(1), which passes the signal on: \(result.stderr)")
+        #expect(result.text == "id: 0\ndata: {\"n\":0}\n\n")
+    }
+
+    @Test("--stream to a pipe: the whole body, byte for byte; -v shows the head first; a 404 is exit 4 with its body")
+    func wholeBody() async throws {
+        let server = try await Servers.plain.value
+        let events = try await CLI.run(["--stream", "-v", server.url("events").absoluteString + "?count=3&interval=5"])
+        #expect(events.status == 0, "\(events.stderr)")
+        #expect(events.text == (0..<3).map { "id: \($0)\ndata: {\"n\":\($0)}\n\n" }.joined())
+        #expect(events.stderr.contains("HTTP/1.1 200") && events.stderr.contains("Content-Type: text/event-stream"))
+
+        let bytes = try await CLI.run(["-S", server.url("bytes/300000").absoluteString])
+        #expect(bytes.status == 0 && bytes.stdout == Data(Pattern.bytes(300_000)))
+
+        let missing = try await CLI.run(["-S", server.url("status/404").absoluteString])
+        #expect(missing.status == 4 && missing.text.contains("\"status\":404"))
+    }
+
+    @Test("a transfer that fails part-way leaves what arrived printed, then one error line, exit 2")
+    func failsPartWay() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run(["-S", server.url("drop").absoluteString])
+        #expect(result.status == 2)
+        #expect(result.stdout == Data(Pattern.bytes(1000)))
+        #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("connection"), "\(result.stderr)")
+    }
+}

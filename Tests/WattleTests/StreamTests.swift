@@ -1,0 +1,192 @@
+import Foundation
+import Synchronization
+import Testing
+import WattleDemoServer
+import WattleTesting
+
+@testable import Wattle
+
+/// `Session.stream`: a body read as it arrives, against the test server's paced server-sent
+/// events (`/events`) and its streamed bytes (`/bytes/{n}`).
+@Suite("Streamed responses: read as they arrive, held back for a slow reader, stopped when let go")
+struct StreamTests {
+    /// The `n` of each `data: {"n":…}` line.
+    static func eventNumbers(_ lines: [String]) -> [Int] {
+        lines.compactMap { line in
+            guard line.hasPrefix("data: ") else { return nil }
+            return try? JSONDecoder().decode([String: Int].self, from: Data(line.dropFirst(6).utf8))["n"]
+        }
+    }
+
+    @Test("server-sent events over HTTP/1.1 and HTTP/2 over TLS: every line, in order, then the end")
+    func events() async throws {
+        let plain = makeSession(try await TestServer.shared())
+        let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let h2 = tlsSession {
+            $0.baseURL = h2Server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        for session in [plain, h2] {
+            let stream = try await session.stream("events", parameters: ["count": 5, "interval": 20])
+            #expect(stream.response.statusCode == 200)
+            #expect(stream.response.headers["Content-Type"] == "text/event-stream")
+            #expect(stream.response.data.isEmpty)
+            #expect(stream.response.metrics.httpVersion == (session === h2 ? "2" : "1.1"))
+            var lines: [String] = []
+            for try await line in stream.lines { lines.append(line) }
+            #expect(Self.eventNumbers(lines) == [0, 1, 2, 3, 4])
+            #expect(lines.prefix(3) == ["id: 0", #"data: {"n":0}"#, ""])
+        }
+        try await h2Server.stop()
+    }
+
+    @Test("the head and the first event arrive while the server still waits to send the next; letting go stops the transfer")
+    func arrivesAsSent() async throws {
+        // One connection: a transfer still running after the stream is let go would hold it,
+        // and the next request would wait for the server's last event, a minute later. The
+        // bounds are wide: in the suite's first seconds, with every suite starting on two
+        // cores, a first request has taken 4 s.
+        let session = makeSession(try await TestServer.shared()) {
+            $0.connectionsPerHost = 1
+            $0.httpVersion = .http1_1
+        }
+        let start = ContinuousClock.now
+        do {
+            let stream = try await session.stream("events", parameters: ["count": 3, "interval": 30_000])
+            var iterator = stream.lines.makeAsyncIterator()
+            #expect(try await iterator.next() == "id: 0")
+            #expect(try await iterator.next() == #"data: {"n":0}"#)
+        }
+        let firstEvent = ContinuousClock.now - start
+        #expect(firstEvent < promptBound(seconds: 15), "\(firstEvent): the first event waited for the rest")
+        let next = ContinuousClock.now
+        #expect(try await session.get("echo").statusCode == 200)
+        #expect(ContinuousClock.now - next < promptBound(seconds: 15), "the let-go stream still held the connection")
+    }
+
+    @Test("a slow reader holds the server back: 8 MB (4 over HTTP/2) arrive whole and in order with at most about 1 MB held, and waiting for the reader is no stall")
+    func backPressure() async throws {
+        // The reader is away for two and a half stall timeouts: the transfer pauses, and is not
+        // failed. (Seconds, not less: on a loaded machine a running transfer can be silent for
+        // a few hundred milliseconds.)
+        let stall = promptBound(seconds: 2)
+        let plain = makeSession(try await TestServer.shared()) { $0.timeouts.stall = stall }
+        let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let h2 = tlsSession {
+            $0.baseURL = h2Server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.timeouts.stall = stall
+        }
+        // Byte i of the body is i % 251: each piece is compared with the pattern from its offset.
+        let pattern = Pattern.bytes(251 + 2 * 1024 * 1024)
+        for (session, size) in [(plain, 8 * 1024 * 1024), (h2, 4 * 1024 * 1024)] {
+            let stream = try await session.stream("bytes/\(size)")
+            #expect(stream.response.headers["Content-Length"] == String(size))
+            try await Task.sleep(for: stall * 2.5)
+            var received = 0
+            var intact = true
+            var pieces = 0
+            for try await piece in stream {
+                pieces += 1
+                let start = received % 251
+                intact = intact && piece.count <= pattern.count - start
+                    && piece.withUnsafeBytes { bytes in
+                        pattern.withUnsafeBytes { memcmp(bytes.baseAddress!, $0.baseAddress! + start, bytes.count) == 0 }
+                    }
+                received += piece.count
+                if pieces % 64 == 0 { try await Task.sleep(for: .milliseconds(1)) }
+            }
+            let version = stream.response.metrics.httpVersion
+            #expect(received == size && intact, "HTTP/\(version)")
+            // The pause point plus one piece libcurl had already read (at most its 512 KB buffer).
+            #expect(stream.peakBuffered <= ResponseStreamBuffer.pauseAbove + 512 * 1024, "HTTP/\(version) held \(stream.peakBuffered) bytes")
+            #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove, "HTTP/\(version): the reader's absence was never felt")
+        }
+        try await h2Server.stop()
+    }
+
+    @Test("before the head, as send: 404 is httpStatus with its body, an accepted 404 is the stream, a 503 is retried, a POST body goes out")
+    func beforeTheHead() async throws {
+        let session = makeSession(try await TestServer.shared()) { $0.retry = RetryPolicy(baseDelay: .milliseconds(5)) }
+        await expectWattleError({ _ = try await session.stream("status/404") }) {
+            guard case .httpStatus(let response) = $0 else { return false }
+            return response.statusCode == 404 && response.string?.contains("404") == true
+        }
+        var accepted = Request("status/404")
+        accepted.acceptedStatusCodes = [404]
+        let notFound = try await session.stream(accepted)
+        #expect(notFound.response.statusCode == 404 && notFound.response.data.isEmpty)
+        #expect(String(decoding: try await notFound.collect(upTo: 10_000), as: UTF8.self).contains("\"status\":404"))
+
+        let retried = try await session.stream("flaky/stream-\(UUID().uuidString)", parameters: ["failures": 2])
+        let attempt = try JSONDecoder().decode([String: JSONValue].self, from: try await retried.collect(upTo: 10_000))
+        #expect(attempt["attempt"]?.intValue == 3)
+
+        let posted = try await session.stream(Request("echo", method: .post, body: .json(["prompt": "koalas", "stream": true])))
+        let echo = try JSONDecoder().decode(Echo.self, from: try await posted.collect(upTo: 100_000))
+        #expect(echo.method == "POST" && echo.body == #"{"prompt":"koalas","stream":true}"#)
+
+        await expectWattleError({
+            _ = try await makeSession(try await TestServer.shared()).stream(Request("bytes/5000")).collect(upTo: 4000)
+        }) {
+            if case .responseTooLarge(let limit, _) = $0 { return limit == 4000 }
+            return false
+        }
+    }
+
+    @Test("a transfer that fails after the head ends the stream with its error after the bytes that came, and is not retried")
+    func failsAfterTheHead() async throws {
+        let session = makeSession(try await TestServer.shared()) {
+            $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(5))
+        }
+        // The server drops the first answer part-way and would give the whole body to a second
+        // attempt: resent, the reader would get the first 1,000 bytes and then all of them again.
+        let stream = try await session.stream("drop-once/\(UUID().uuidString)")
+        #expect(stream.response.statusCode == 200)
+        var received = 0
+        await expectWattleError({
+            for try await piece in stream { received += piece.count }
+        }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        #expect(received == 1000)
+    }
+
+    @Test("cancelling the reading task ends the stream with cancelled, at once")
+    func cancelled() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let stream = try await session.stream("events", parameters: ["count": 3, "interval": 30_000])
+        let reading = Task {
+            var lines: [String] = []
+            for try await line in stream.lines { lines.append(line) }
+            return lines
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        reading.cancel()
+        await expectWattleError({ _ = try await reading.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        #expect(ContinuousClock.now - start < promptBound(seconds: 15))
+    }
+
+    @Test("through StubTransport: the scripted body, read as lines (CRLF and a last line without one)")
+    func stubbed() async throws {
+        let stub = StubTransport()
+        stub.on(.get, "/feed") { request throws(WattleError) in
+            Response(statusCode: 200, data: Data("a\r\nb\n\nü\nlast".utf8), url: request.url)
+        }
+        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let stream = try await session.stream("feed")
+        #expect(stream.response.statusCode == 200 && stream.response.data.isEmpty)
+        var lines: [String] = []
+        for try await line in stream.lines { lines.append(line) }
+        #expect(lines == ["a", "b", "", "ü", "last"])
+        await expectWattleError({ _ = try await session.stream("missing") }) {
+            if case .invalidRequest = $0 { return true }
+            return false
+        }
+    }
+}
