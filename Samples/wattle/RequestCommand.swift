@@ -31,7 +31,10 @@ struct RequestCommand: AsyncParsableCommand {
 
     @Flag(
         name: [.customShort("S"), .long],
-        help: "Print the body as it arrives (server-sent events, JSON lines): line by line, escaped, on a terminal.")
+        help: """
+            Print the body as it arrives (server-sent events, JSON lines): line by line, escaped, on a terminal. \
+            Waits for the server however long it is silent, until --timeout or Ctrl-C.
+            """)
     var stream = false
 
     /// The parsed command as plain values.

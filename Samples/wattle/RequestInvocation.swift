@@ -116,6 +116,12 @@ struct RequestInvocation: Equatable, Sendable {
 
         var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
         if follow { configuration.redirects = .follow(maximumHops: 10) }
+        // A download or a stream has no total timeout unless its request sets one: --timeout
+        // is the request's, so that it bounds those too.
+        if let total = configuration.timeouts.total, connection.timeout != nil { request.timeout = total }
+        // A stream waits for the server as `tail -f` (and `curl -N`) do, however long it is
+        // silent, until --timeout or Ctrl-C.
+        if stream, output == nil { configuration.timeouts.stall = nil }
         return Prepared(request: request, session: Self.session(configuration, for: request))
     }
 

@@ -11,12 +11,27 @@ struct CLIStreamTests {
         let server = try await Servers.plain.value
         let url = server.url("events").absoluteString + "?count=2&interval=180000"
         // Killed after 15 s (wide: a loaded machine), while the server waits three minutes to
-        // send the second event. (KILL: a child of the test runner's threads inherits their
-        // blocked SIGTERM.)
+        // send the second event; the stream has no stall timeout to end it first. (KILL: a
+        // child of the test runner's threads inherits their blocked SIGTERM.)
         let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? "15" : "45"
         let result = try await CLI.run(["-S", url], wrapper: ["/usr/bin/timeout", "-s", "KILL", seconds])
         #expect(result.status == SIGKILL, "killed by timeout(1), which passes the signal on: \(result.stderr)")
         #expect(result.text == "id: 0\ndata: {\"n\":0}\n\n")
+    }
+
+    @Test("--timeout bounds a stream (which has no stall timeout) and a download to a file, as it does any request")
+    func timeoutBoundsStreams() async throws {
+        let server = try await Servers.plain.value
+        let url = server.url("events").absoluteString + "?count=2&interval=180000"
+        let start = ContinuousClock.now
+        let streamed = try await CLI.run(["--timeout", "3", "-S", url])
+        #expect(streamed.status == 2 && streamed.stderr.contains("Timed out in the total phase after 3 s"), "\(streamed.stderr)")
+        #expect(streamed.text == "id: 0\ndata: {\"n\":0}\n\n")
+        let files = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: files) }
+        let downloaded = try await CLI.run(["--timeout", "3", "-o", files.appendingPathComponent("events.txt").path, url])
+        #expect(downloaded.status == 2 && downloaded.stderr.contains("Timed out in the total phase after 3 s"), "\(downloaded.stderr)")
+        #expect(ContinuousClock.now - start < .seconds(getenv("WATTLE_TEST_SANITIZER") == nil ? 60 : 150))
     }
 
     @Test("--stream to a pipe: the whole body, byte for byte; -v shows the head first; a 404 is exit 4 with its body")
