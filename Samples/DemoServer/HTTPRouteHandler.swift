@@ -14,9 +14,10 @@ enum RouteOutcome: Sendable {
     /// Announces `declaredLength` bytes, sends `sentBytes`, then sends nothing more and keeps
     /// the connection open (for stall timeouts).
     case stall(declaredLength: Int, sentBytes: Int)
-    /// Server-sent events: `count` events (`id: i`, `data: {"n":i}`), one every `interval`
-    /// milliseconds, chunked, then the end of the body.
-    case events(count: Int, intervalMilliseconds: Int)
+    /// Server-sent events: the head at once, then `count` events (`id: i`, `data: {"n":i}`),
+    /// the first after `delay` milliseconds and one every `interval` milliseconds after it,
+    /// chunked, then the end of the body.
+    case events(count: Int, intervalMilliseconds: Int, delayMilliseconds: Int)
     /// The outcome after a delay.
     indirect case delayed(milliseconds: Int, RouteOutcome)
     /// Closes the connection without any response.
@@ -152,12 +153,17 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             }
         case .close:
             context.close(promise: nil)
-        case .events(let count, let interval):
+        case .events(let count, let interval, let delay):
             var fields = HTTPHeaders([("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")])
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
-            sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive)
+            guard delay > 0 else { return sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive) }
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
+                let (handler, context) = loopBound.value
+                handler.sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive)
+            }
         }
     }
 

@@ -13,7 +13,7 @@ import Foundation
 /// | `/delay/{ms}` | `/echo` after `ms` milliseconds |
 /// | `/stall` | headers and 10 bytes of 1,000, then silence |
 /// | `/bytes/{n}` | `n` bytes of ``Pattern``, streamed |
-/// | `/events?count=N&interval=MS` | `N` server-sent events, one every `MS` milliseconds, chunked |
+/// | `/events?count=N&interval=MS&delay=MS` | the head, then `N` server-sent events, the first after `delay`, then one every `interval` milliseconds, chunked |
 /// | `/drop-once/{id}` | the first time `/drop`'s answer (100,000 bytes promised, 1,000 sent), then `/bytes/100000` |
 /// | `/drop` | 1,000 bytes of a promised 100,000, then the connection closes |
 /// | `/close` | the connection closes without an answer |
@@ -52,7 +52,8 @@ enum TestRoutes {
         case ("events", _):
             let count = Int(request.queryValue("count") ?? "3") ?? 3
             let interval = Int(request.queryValue("interval") ?? "10") ?? 10
-            return .events(count: count, intervalMilliseconds: interval)
+            let delay = Int(request.queryValue("delay") ?? "0") ?? 0
+            return .events(count: count, intervalMilliseconds: interval, delayMilliseconds: delay)
         case ("drop-once", 2):
             if request.hitCount == 1 { return .truncated(declaredLength: 100_000, sentBytes: 1000) }
             return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: 100_000)

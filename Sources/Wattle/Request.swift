@@ -50,11 +50,13 @@ public struct Request: Sendable, CustomStringConvertible {
     /// followed, the retry policy retries and a 401 refreshes the token as for any request, and
     /// the status the request ends with is then returned if it is here. ``Response/isSuccess``
     /// stays false for it. For a download, the body of such a status is in ``Response/data``
-    /// and the destination file is left as it was.
+    /// and the destination file is left as it was. Its body is held to
+    /// ``Configuration/maximumResponseSize``, past which the request fails with
+    /// ``WattleError/responseTooLarge(limit:url:)``, as any request's.
     ///
     /// ```swift
     /// var request = Request("users/42", headers: ["If-None-Match": etag])
-    /// request.acceptedStatusCodes = [304, 404]
+    /// request.acceptedStatuses = [304, 404]
     /// let response = try await session.send(request)
     /// switch response.statusCode {
     /// case 304: return cachedUser
@@ -62,7 +64,7 @@ public struct Request: Sendable, CustomStringConvertible {
     /// default: return try response.decode(User.self)
     /// }
     /// ```
-    public var acceptedStatusCodes: Set<Int> = []
+    public var acceptedStatuses: Set<Int> = []
 
     /// Creates a request.
     public init(

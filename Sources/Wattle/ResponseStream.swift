@@ -16,7 +16,7 @@ public import Foundation
 /// ```
 ///
 /// The body's pieces come in order, as the network delivers them, each a `Data` of any size
-/// (with the libcurl transport, at most 16 KB). A reader that falls behind holds back the
+/// (with the libcurl transport, usually up to 16 KB). A reader that falls behind holds back the
 /// server: past 1 MB not yet read, the transfer pauses until the reader catches up, so memory
 /// stays bounded whatever the body's size and however slow the reader.
 ///
@@ -89,7 +89,15 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// The body as lines of text, split at each line feed (a carriage return before it is
     /// dropped), decoded as UTF-8 (an invalid sequence becomes U+FFFD). A last line without a
     /// line feed is the last element. For server-sent events and JSON lines.
-    public var lines: Lines { Lines(pieces: self) }
+    ///
+    /// A line longer than 8 MB ends the iteration with
+    /// ``WattleError/responseTooLarge(limit:url:)``: see ``lines(maximumLength:)``.
+    public var lines: Lines { Lines(pieces: self, maximumLength: 8 * 1024 * 1024) }
+
+    /// The body as lines of text (see ``lines``), none longer than `maximumLength` bytes: a
+    /// longer one ends the iteration with ``WattleError/responseTooLarge(limit:url:)``, so
+    /// that a body with no line feed cannot fill memory.
+    public func lines(maximumLength: Int) -> Lines { Lines(pieces: self, maximumLength: maximumLength) }
 
     /// The lines of a ``ResponseStream``'s body.
     public struct Lines: AsyncSequence, Sendable {
@@ -99,10 +107,11 @@ public struct ResponseStream: AsyncSequence, Sendable {
         public typealias Failure = WattleError
 
         let pieces: ResponseStream
+        let maximumLength: Int
 
         /// Returns an iterator over the lines.
         public func makeAsyncIterator() -> Iterator {
-            Iterator(pieces: pieces.makeAsyncIterator())
+            Iterator(pieces: pieces.makeAsyncIterator(), maximumLength: maximumLength, url: pieces.response.url)
         }
 
         /// Reads the lines in order.
@@ -113,26 +122,39 @@ public struct ResponseStream: AsyncSequence, Sendable {
             public typealias Failure = WattleError
 
             private var pieces: ResponseStream.Iterator
+            private let maximumLength: Int
+            private let url: URL
+            /// Bytes read and not yet returned, from `start`; those from `start` to `scanned`
+            /// (never before `start`) hold no line feed: they were searched already.
             private var pending: [UInt8] = []
             private var start = 0
+            private var scanned = 0
             private var ended = false
 
-            init(pieces: ResponseStream.Iterator) {
+            init(pieces: ResponseStream.Iterator, maximumLength: Int, url: URL) {
                 self.pieces = pieces
+                self.maximumLength = maximumLength
+                self.url = url
             }
 
             /// The next line, or nil at the end of the body.
             public mutating func next() async throws(WattleError) -> String? {
                 while true {
-                    if let newline = pending[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                    if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
                         var end = newline
                         if end > start, pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+                        guard end - start <= maximumLength else { throw .responseTooLarge(limit: maximumLength, url: url) }
                         let line = String(decoding: pending[start..<end], as: UTF8.self)
                         start = newline + 1
+                        scanned = start
                         return line
                     }
+                    scanned = pending.count
+                    // (A line ending may still follow: its carriage return is not counted.)
+                    if pending.count - start > maximumLength + 1 { throw .responseTooLarge(limit: maximumLength, url: url) }
                     if ended {
                         guard start < pending.count else { return nil }
+                        guard pending.count - start <= maximumLength else { throw .responseTooLarge(limit: maximumLength, url: url) }
                         let line = String(decoding: pending[start...], as: UTF8.self)
                         start = pending.count
                         return line
@@ -140,6 +162,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     // Keep only what is not yet a line, then read on.
                     if start > 0 {
                         pending.removeFirst(start)
+                        scanned -= start
                         start = 0
                     }
                     if let piece = try await pieces.next() {

@@ -25,7 +25,7 @@ extension Session {
     /// Only a 2xx body goes to the file. Any other response is the error
     /// ``WattleError/httpStatus(_:)``, its body kept in memory up to
     /// ``Configuration/maximumResponseSize`` bytes (the rest is not read); or, for a status the
-    /// request accepts (``Request/acceptedStatusCodes``, such as a 304 for a file already
+    /// request accepts (``Request/acceptedStatuses``, such as a 304 for a file already
     /// here), the response, with that body and no ``Response/fileURL``, the destination left as
     /// it was.
     ///

@@ -14,9 +14,10 @@ extension Session {
     /// token is sent and refreshed after a 401, the retry policy retries, and a status outside
     /// `200..<300` is ``WattleError/httpStatus(_:)`` with its body (up to
     /// ``Configuration/maximumResponseSize``), unless the request accepts it
-    /// (``Request/acceptedStatusCodes``: its body is then the stream's). Once the head of a 2xx
-    /// response has arrived nothing is sent again: a transfer that fails part-way ends the
-    /// stream with its error.
+    /// (``Request/acceptedStatuses``): the stream is then that response, its body read whole
+    /// first, as ``send(_:)`` would (``WattleError/responseTooLarge(limit:url:)`` past the
+    /// limit). Once the head of a 2xx response has arrived nothing is sent again: a transfer
+    /// that fails part-way ends the stream with its error.
     ///
     /// A 2xx body has no size limit, and no total timeout unless the request sets one
     /// (``Request/timeout``): the stall timeout (``Timeouts/stall``) is what ends a silent

@@ -108,22 +108,22 @@ public final class Session: Sendable {
     ///
     /// - Throws: ``WattleError``; a status outside `200..<300` is
     ///   ``WattleError/httpStatus(_:)`` carrying the whole response, unless the request
-    ///   accepts it (``Request/acceptedStatusCodes``).
+    ///   accepts it (``Request/acceptedStatuses``).
     public func send(_ request: Request) async throws(WattleError) -> Response {
         try await sendRetrying(request, download: nil)
     }
 
     /// Sends with the retry policy, if any, around the authenticated exchange, and returns a
-    /// final status the request accepts (``Request/acceptedStatusCodes``) as its response.
+    /// final status the request accepts (``Request/acceptedStatuses``) as its response.
     func sendRetrying(
         _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer? = nil
     ) async throws(WattleError) -> Response {
-        guard !request.acceptedStatusCodes.isEmpty else {
+        guard !request.acceptedStatuses.isEmpty else {
             return try await sendWithRetries(request, download: download, stream: stream)
         }
         do {
             return try await sendWithRetries(request, download: download, stream: stream)
-        } catch .httpStatus(let response) where request.acceptedStatusCodes.contains(response.statusCode) {
+        } catch .httpStatus(let response) where request.acceptedStatuses.contains(response.statusCode) {
             return response
         }
     }
@@ -319,6 +319,7 @@ public final class Session: Sendable {
         }
         if let progress = request.uploadProgress { prepared.uploadProgress = progress }
         if let stream { prepared.responseStream = stream }
+        if !request.acceptedStatuses.isEmpty { prepared.acceptedStatuses = request.acceptedStatuses }
         return prepared
     }
 

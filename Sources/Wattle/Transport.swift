@@ -116,6 +116,13 @@ public struct TransportRequest: Sendable {
         get { storage.fields.responseStream }
         set { uniqueStorage().fields.responseStream = newValue }
     }
+    /// Statuses outside 2xx the request takes as its answer (``Request/acceptedStatuses``): a
+    /// download's or a stream's body of one of them is not cut at the size limit, as other
+    /// statuses' bodies are, but fails as too large, as for any request.
+    var acceptedStatuses: Set<Int> {
+        get { storage.fields.acceptedStatuses }
+        set { uniqueStorage().fields.acceptedStatuses = newValue }
+    }
     /// Whether a 2xx body is handed over as it arrives (a download's to its file, a stream's
     /// to its reader) instead of kept in memory: the size limit then applies to other bodies.
     var streamsBody: Bool { storage.fields.download != nil || storage.fields.responseStream != nil }
@@ -176,6 +183,7 @@ public struct TransportRequest: Sendable {
         var download: DownloadTarget?
         var uploadProgress: (@Sendable (UploadProgress) -> Void)?
         var responseStream: ResponseStreamBuffer?
+        var acceptedStatuses: Set<Int> = []
     }
 
     /// The box the copies share. Written only through `uniqueStorage()`, that is only while one

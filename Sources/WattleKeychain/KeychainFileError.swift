@@ -9,9 +9,9 @@
 /// Wattle refuses a keychain file or key file that is readable or writable by the group or by
 /// others (any of the mode bits `0o066`), because a file that others can read gives them the
 /// sealed items and, for a key file, the key that opens them. It refuses a keychain's folder
-/// that the group or others may write in (`0o022`), or that belongs to another user (root's
-/// folders excepted), because whoever can write in the folder can replace the keychain's
-/// files with their own.
+/// that others may write in (`0o002`), or its group (`0o020`) unless it is the owner's private
+/// group, or that belongs to another user (root's folders excepted), because whoever can
+/// write in the folder can replace the keychain's files with their own.
 ///
 /// ```swift
 /// do {
@@ -25,8 +25,8 @@ public struct KeychainFileError: Error, Sendable, Hashable, CustomStringConverti
     public enum Reason: Sendable, Hashable {
         /// The file is readable or writable by the group or by others.
         case insecurePermissions
-        /// The keychain's folder is writable by the group or by others, or belongs to another
-        /// user than the one running (or root).
+        /// The keychain's folder is writable by others, or by a group other than its owner's
+        /// private group, or belongs to another user than the one running (or root).
         case insecureFolder
         /// The path exists but is not a regular file.
         case notARegularFile

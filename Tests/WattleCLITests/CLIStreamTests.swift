@@ -10,10 +10,10 @@ struct CLIStreamTests {
     func printsAsItArrives() async throws {
         let server = try await Servers.plain.value
         let url = server.url("events").absoluteString + "?count=2&interval=180000"
-        // Killed after 15 s (wide: a loaded machine), while the server waits three minutes to
+        // Killed after 30 s (wide: a loaded machine), while the server waits three minutes to
         // send the second event; the stream has no stall timeout to end it first. (KILL: a
         // child of the test runner's threads inherits their blocked SIGTERM.)
-        let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? "15" : "45"
+        let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? "30" : "60"
         let result = try await CLI.run(["-S", url], wrapper: ["/usr/bin/timeout", "-s", "KILL", seconds])
         #expect(result.status == SIGKILL, "killed by timeout(1), which passes the signal on: \(result.stderr)")
         #expect(result.text == "id: 0\ndata: {\"n\":0}\n\n")

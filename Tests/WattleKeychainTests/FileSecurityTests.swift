@@ -208,7 +208,7 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         #expect(try Data(contentsOf: directory.appendingPathComponent("default.key")).count == 32)
     }
 
-    @Test(arguments: [0o775, 0o770, 0o757, 0o777, 0o1777] as [mode_t])
+    @Test(arguments: [0o757, 0o777, 0o1777, 0o703] as [mode_t])
     func aFolderOthersMayWriteInIsRefusedBeforeAnythingIsOpened(permissions: mode_t) throws {
         let temporary = try TemporaryKeychain()
         try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
@@ -227,6 +227,33 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
             chmod(folder.path, safe)
             #expect(try Keychain(service: "s", store: temporary.reopen()).string(forKey: "k") == "v")
         }
+    }
+
+    /// Giving a folder to a group one is not in takes root (CI and `make test` here run as root).
+    @Test(.enabled(if: geteuid() == 0, "giving a folder to another group needs root"), arguments: [0o775, 0o770] as [mode_t])
+    func aFolderASharedGroupMayWriteInIsRefused(permissions: mode_t) throws {
+        let temporary = try TemporaryKeychain()
+        try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
+        let folder = temporary.fileURL.deletingLastPathComponent()
+        // `users` (100 on Debian): a group of many, not the owner's own.
+        #expect(chown(folder.path, geteuid(), 100) == 0)
+        #expect(!KeychainFiles.isPrivateGroup(100, of: geteuid()))
+        chmod(folder.path, permissions)
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .insecureFolder && "\(error)".contains("lets the group or others write in it")
+        }
+    }
+
+    @Test(.enabled(if: KeychainFiles.isPrivateGroup(getegid(), of: geteuid()), "the user has a private group"))
+    func aFolderTheOwnersPrivateGroupMayWriteInOpens() throws {
+        let temporary = try TemporaryKeychain()
+        try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
+        let folder = temporary.fileURL.deletingLastPathComponent()
+        #expect(chown(folder.path, geteuid(), getegid()) == 0)
+        chmod(folder.path, 0o775)
+        #expect(try Keychain(service: "s", store: temporary.reopen()).string(forKey: "k") == "v")
     }
 
     /// Giving a folder away takes root (CI and `make test` here run as root).

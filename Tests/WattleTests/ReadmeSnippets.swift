@@ -42,7 +42,7 @@ func tour() async throws {
 
     // A status that is an answer, not an error: accept it and get the response.
     var lookup = Request("users/42", headers: ["If-None-Match": "\"v7\""])
-    lookup.acceptedStatusCodes = [304, 404]
+    lookup.acceptedStatuses = [304, 404]
     let answer = try await session.send(lookup)
     print(answer.statusCode == 304 ? "unchanged" : answer.statusCode == 404 ? "no such user" : "changed")
 }

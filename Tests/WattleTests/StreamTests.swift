@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestProxies
 import WattleDemoServer
 import WattleTesting
 
@@ -52,7 +53,7 @@ struct StreamTests {
         }
         let start = ContinuousClock.now
         do {
-            let stream = try await session.stream("events", parameters: ["count": 3, "interval": 30_000])
+            let stream = try await session.stream("events", parameters: ["count": 3, "interval": 120_000])
             var iterator = stream.lines.makeAsyncIterator()
             #expect(try await iterator.next() == "id: 0")
             #expect(try await iterator.next() == #"data: {"n":0}"#)
@@ -98,11 +99,36 @@ struct StreamTests {
             }
             let version = stream.response.metrics.httpVersion
             #expect(received == size && intact, "HTTP/\(version)")
-            // The pause point plus one piece libcurl had already read (at most its 512 KB buffer).
+            // The pause point plus one piece libcurl had already read (16 KB; 512 KB on a handle
+        // whose receive buffer a download left larger).
             #expect(stream.peakBuffered <= ResponseStreamBuffer.pauseAbove + 512 * 1024, "HTTP/\(version) held \(stream.peakBuffered) bytes")
             #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove, "HTTP/\(version): the reader's absence was never felt")
         }
         try await h2Server.stop()
+    }
+
+    @Test("a stream paused for its reader does not hold up other requests to the same HTTP/2 host")
+    func pausedStreamAndOthersOverHTTP2() async throws {
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let session = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        let stream = try await session.stream("bytes/\(16 * 1024 * 1024)")
+        // Not read: the transfer fills the buffer and pauses.
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove)
+        let start = ContinuousClock.now
+        for _ in 0..<3 {
+            let response = try await session.get("echo")
+            #expect(response.statusCode == 200 && response.metrics.reusedConnection, "multiplexed beside the paused stream")
+        }
+        #expect(ContinuousClock.now - start < promptBound(seconds: 10))
+        #expect(server.stats.connectionCount == 1)
+        var received = 0
+        for try await piece in stream { received += piece.count }
+        #expect(received == 16 * 1024 * 1024)
+        try await server.stop()
     }
 
     @Test("before the head, as send: 404 is httpStatus with its body, an accepted 404 is the stream, a 503 is retried, a POST body goes out")
@@ -113,7 +139,7 @@ struct StreamTests {
             return response.statusCode == 404 && response.string?.contains("404") == true
         }
         var accepted = Request("status/404")
-        accepted.acceptedStatusCodes = [404]
+        accepted.acceptedStatuses = [404]
         let notFound = try await session.stream(accepted)
         #expect(notFound.response.statusCode == 404 && notFound.response.data.isEmpty)
         #expect(String(decoding: try await notFound.collect(upTo: 10_000), as: UTF8.self).contains("\"status\":404"))
@@ -153,10 +179,114 @@ struct StreamTests {
         #expect(received == 1000)
     }
 
+    @Test("the head arrives before the body: stream() returns while the server waits to send the first event, also through a CONNECT tunnel")
+    func headBeforeBody() async throws {
+        let direct = makeSession(try await TestServer.shared()) { $0.timeouts.stall = nil }
+        let proxy = try LocalProxy.tinyproxy()
+        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+        let tunnelled = tlsSession {
+            $0.baseURL = server.baseURL
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.proxy = .url(proxy.url())
+            $0.timeouts.stall = nil
+        }
+        for session in [direct, tunnelled] {
+            let start = ContinuousClock.now
+            let stream = try await session.stream("events", parameters: ["count": 1, "delay": 120_000])
+            let waited = ContinuousClock.now - start
+            #expect(waited < promptBound(seconds: 15), "\(waited): the head waited for the first event")
+            // The server's head, not the proxy's answer to CONNECT (also a 200 ending in a blank line).
+            #expect(stream.response.statusCode == 200)
+            #expect(stream.response.headers["Content-Type"] == "text/event-stream")
+            #expect(stream.response.headers["Cache-Control"] == "no-cache")
+        }
+        #expect(proxy.requestLines() == ["CONNECT 127.0.0.1:\(server.port) HTTP/1.1"])
+        try await server.stop()
+    }
+
+    @Test("a status the request accepts is read whole, to the size limit: past it, responseTooLarge, for a stream and a download")
+    func acceptedStatusOverTheLimit() async throws {
+        let session = makeSession(try await TestServer.shared()) { $0.maximumResponseSize = 10 }
+        var request = Request("status/404")
+        request.acceptedStatuses = [404]
+        await expectWattleError({ _ = try await session.stream(request) }) {
+            if case .responseTooLarge(let limit, _) = $0 { return limit == 10 }
+            return false
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        await expectWattleError({ _ = try await session.download(request, to: folder.appendingPathComponent("x")) }) {
+            if case .responseTooLarge(let limit, _) = $0 { return limit == 10 }
+            return false
+        }
+        // Not accepted, the status is the error, with the body cut at the limit, as before.
+        await expectWattleError({ _ = try await session.download(Request("status/404"), to: folder.appendingPathComponent("x")) }) {
+            if case .httpStatus(let response) = $0 { return response.statusCode == 404 && response.data.count == 10 }
+            return false
+        }
+    }
+
+    @Test("a second task reading the same stream is refused, and the first reads on")
+    func oneReader() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let stream = try await session.stream("events", parameters: ["count": 2, "interval": 1000])
+        let first = Task {
+            var lines: [String] = []
+            for try await line in stream.lines { lines.append(line) }
+            return lines
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        await expectWattleError({
+            var second = stream.makeAsyncIterator()
+            _ = try await second.next()
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("already being read by another task") }
+            return false
+        }
+        #expect(Self.eventNumbers(try await first.value) == [0, 1])
+    }
+
+    @Test("lines longer than the limit end the iteration with responseTooLarge; lines up to it pass")
+    func lineLimit() async throws {
+        let stub = StubTransport()
+        stub.on(.get, "/long", json: String(repeating: "x", count: 100))
+        stub.on(.get, "/short", json: "0123456789\r\nabcdefghij\n0123456789")
+        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        var lines: [String] = []
+        for try await line in try await session.stream("short").lines(maximumLength: 10) { lines.append(line) }
+        #expect(lines == ["0123456789", "abcdefghij", "0123456789"])
+        await expectWattleError({
+            for try await _ in try await session.stream("long").lines(maximumLength: 10) {}
+        }) {
+            if case .responseTooLarge(let limit, let url) = $0 { return limit == 10 && url.path == "/long" }
+            return false
+        }
+    }
+
+    @Test("a cancelled reader gets cancelled, not the megabyte still held")
+    func cancelledWithPiecesHeld() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let stream = try await session.stream("bytes/\(8 * 1024 * 1024)")
+        let reading = Task {
+            // Waits (the transfer fills what it may hold and pauses) until cancelled, then reads.
+            try? await Task.sleep(for: .seconds(60))
+            var received = 0
+            for try await piece in stream { received += piece.count }
+            return received
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove)
+        reading.cancel()
+        await expectWattleError({ _ = try await reading.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+    }
+
     @Test("cancelling the reading task ends the stream with cancelled, at once")
     func cancelled() async throws {
         let session = makeSession(try await TestServer.shared())
-        let stream = try await session.stream("events", parameters: ["count": 3, "interval": 30_000])
+        let stream = try await session.stream("events", parameters: ["count": 3, "interval": 120_000])
         let reading = Task {
             var lines: [String] = []
             for try await line in stream.lines { lines.append(line) }

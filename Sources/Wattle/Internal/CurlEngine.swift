@@ -220,7 +220,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         switch command {
         case .start(let transfer): begin(transfer)
         case .cancel(let transfer): stop(transfer)
-        case .resume(let transfer): transfer.resume()
+        case .resume(let transfer): resumeNow(transfer)
         case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
         }
     }
@@ -295,6 +295,18 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.discardPartialDownload()
         recycle(transfer)
         complete(transfer, with: .failure(.cancelled))
+    }
+
+    /// Lets a transfer paused for its reader go on; one that cannot (libcurl failed to hand
+    /// over the bytes it held) fails with libcurl's error.
+    private func resumeNow(_ transfer: CurlTransfer) {
+        let code = transfer.resume()
+        guard code != CURLE_OK, let easy = transfer.easy, transfer.activeIndex != nil else { return }
+        removeActive(transfer)
+        curl_multi_remove_handle(multi, easy)
+        let result = transfer.finish(code: code)
+        recycle(transfer)
+        complete(transfer, with: result)
     }
 
     /// Engine thread only (unchecked exclusivity: see `active`).

@@ -364,6 +364,18 @@ final class CurlTransfer: @unchecked Sendable {
         }
         // Kept as bytes; parsed when the response's headers are first read (`HeaderSection`).
         rawHeaders.append(contentsOf: bytes)
+        if bytes.count <= 2, !streamStarted, let stream = request.responseStream, (200..<300).contains(statusCode),
+            bytes.first == UInt8(ascii: "\r") || bytes.first == UInt8(ascii: "\n")
+        {
+            // The blank line that ends a 2xx head: the reader gets it now, not with the first
+            // piece of a body that may be long in coming. Unless it ends a proxy's answer to
+            // CONNECT, which libcurl passes on too: the response code it reports is the
+            // server's only (0 until the server's status line).
+            var code = 0
+            if let easy, wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK, code == statusCode {
+                startStream(stream)
+            }
+        }
         return true
     }
 
@@ -414,7 +426,7 @@ final class CurlTransfer: @unchecked Sendable {
             return bytes.count
         }
         if let limit = request.maximumResponseSize, body.count + bytes.count > limit {
-            if request.streamsBody {
+            if request.streamsBody, !request.acceptedStatuses.contains(statusCode) {
                 body.append(contentsOf: bytes.prefix(max(0, limit - body.count)))
                 abort = .errorBodyCut
             } else {
@@ -825,13 +837,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// Hands a piece of a 2xx body to its reader (the head first, with the first piece), or
     /// pauses receiving while the reader has too much to read.
     private func streamBody(_ bytes: UnsafeRawBufferPointer, to stream: ResponseStreamBuffer) -> Int {
-        if !streamStarted, let easy {
-            streamStarted = true
-            stream.receiveHead(
-                Response(
-                    statusCode: statusCode, headerSection: HeaderSection(rawHeaders), data: Data(), url: request.url,
-                    method: request.method, fileURL: nil, metrics: metrics(easy)))
-        }
+        if !streamStarted { startStream(stream) }
         guard stream.offer(bytes) else {
             paused = true
             return wattle_curl_writefunc_pause
@@ -840,15 +846,26 @@ final class CurlTransfer: @unchecked Sendable {
         return bytes.count
     }
 
+    /// Hands the head of a 2xx response to the stream's reader.
+    private func startStream(_ stream: ResponseStreamBuffer) {
+        guard let easy else { return }
+        streamStarted = true
+        stream.receiveHead(
+            Response(
+                statusCode: statusCode, headerSection: HeaderSection(rawHeaders), data: Data(), url: request.url,
+                method: request.method, fileURL: nil, metrics: metrics(easy)))
+    }
+
     /// Lets a transfer paused for its reader receive again (engine thread). libcurl hands the
-    /// piece it was refused over again at once, which may pause it again.
-    func resume() {
-        guard paused, activeIndex != nil, let easy else { return }
+    /// piece it was refused over again at once, which may pause it again. Returns libcurl's
+    /// error when it could not go on (the transfer is then to be failed with it).
+    func resume() -> CURLcode {
+        guard paused, activeIndex != nil, let easy else { return CURLE_OK }
         paused = false
         // The stall clock starts again from now: waiting for the reader was not a stall.
         lastActivityCount = activity
         lastActivityTime = .now
-        _ = curl_easy_pause(easy, wattle_curlpause_cont)
+        return curl_easy_pause(easy, wattle_curlpause_cont)
     }
 
     /// Removes a partly written download after a failure.

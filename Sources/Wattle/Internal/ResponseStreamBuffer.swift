@@ -177,12 +177,23 @@ final class ResponseStreamBuffer: Sendable {
         }
     }
 
-    /// The next piece of the body, nil at its end, or the error that ended the exchange.
+    /// The next piece of the body, nil at its end, or the error that ended the exchange. A
+    /// cancelled reader gets ``WattleError/cancelled`` at once, not what is still held.
     func next() async -> Result<Data?, WattleError> {
-        await withTaskCancellationHandler {
+        if Task.isCancelled {
+            cancel()
+            return .failure(.cancelled)
+        }
+        return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 var resumer: (@Sendable () -> Void)?
                 let ready = state.withLock { state -> Result<Data?, WattleError>? in
+                    if state.cancelled { return .failure(.cancelled) }
+                    if state.bodyWaiter != nil {
+                        return .failure(
+                            .invalidRequest(
+                                reason: "a ResponseStream's body is already being read by another task: read it once, from one task"))
+                    }
                     if state.firstPiece < state.pieces.count {
                         let piece = Self.take(&state)
                         if state.paused, state.buffered <= Self.resumeBelow {
@@ -210,11 +221,18 @@ final class ResponseStreamBuffer: Sendable {
     /// Stops the exchange: the reader was cancelled or went away. Its error (``WattleError/cancelled``)
     /// then ends the stream.
     func cancel() {
-        let task = state.withLock { state -> Task<Void, Never>? in
+        let (task, headWaiter, bodyWaiter) = state.withLock { state -> (Task<Void, Never>?, HeadWaiter?, BodyWaiter?) in
             state.cancelled = true
-            return state.task
+            defer {
+                state.headWaiter = nil
+                state.bodyWaiter = nil
+            }
+            return (state.task, state.headWaiter, state.bodyWaiter)
         }
         task?.cancel()
+        // A waiting reader is answered now, not when the transport has stopped.
+        headWaiter?.resume(returning: .failure(.cancelled))
+        bodyWaiter?.resume(returning: .failure(.cancelled))
     }
 
     /// The most bytes held at once so far.

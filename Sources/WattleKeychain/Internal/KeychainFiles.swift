@@ -34,9 +34,6 @@ enum KeychainFiles {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// Mode bits that let the group or others create, rename or delete files in a folder.
-    static let writableByOthersBits: mode_t = 0o022
-
     /// Creates the folder (and missing parents) with mode 0700 when it does not exist, and
     /// checks that it is safe to keep a keychain in (``checkFolder(_:path:)``).
     static func ensureDirectory(_ url: URL) throws(KeychainFileError) {
@@ -54,17 +51,47 @@ enum KeychainFiles {
         _ = chmod(path, 0o700)
     }
 
-    /// Refuses a folder the group or others may write in, or that belongs to another user than
-    /// the effective one (root's excepted, as OpenSSH does): whoever can write in it can
-    /// replace the keychain, its key file or its journal with their own. The sticky bit does
-    /// not make a shared folder safe: others can still create the files first.
+    /// Refuses a folder others may write in, or that belongs to another user than the
+    /// effective one (root's excepted, as OpenSSH does): whoever can write in it can replace
+    /// the keychain, its key file or its journal with their own. The sticky bit does not make
+    /// a shared folder safe: others can still create the files first.
+    ///
+    /// A folder its group may write in is refused too, unless that group is its owner's
+    /// private group (named after the owner, the owner's primary group, no other member), as
+    /// Debian's OpenSSH allows: with a umask of 002, usual where users have such groups,
+    /// `mkdir` makes folders mode 775.
     static func checkFolder(_ info: stat, path: String) throws(KeychainFileError) {
         guard info.st_mode & S_IFMT == S_IFDIR else {
             throw KeychainFileError(path: path, reason: .cannotCreate, mode: UInt32(info.st_mode), errno: ENOTDIR)
         }
-        guard info.st_mode & writableByOthersBits == 0, info.st_uid == geteuid() || info.st_uid == 0 else {
+        let groupWritable = info.st_mode & 0o020 != 0
+        guard info.st_uid == geteuid() || info.st_uid == 0, info.st_mode & 0o002 == 0,
+            !groupWritable || isPrivateGroup(info.st_gid, of: info.st_uid)
+        else {
             throw KeychainFileError(path: path, reason: .insecureFolder, mode: UInt32(info.st_mode))
         }
+    }
+
+    /// Whether `gid` is the private group of the user `uid`: that user's primary group, with
+    /// the user's name, listing no other member.
+    static func isPrivateGroup(_ gid: gid_t, of uid: uid_t) -> Bool {
+        var user = passwd()
+        var group = group()
+        var userResult: UnsafeMutablePointer<passwd>?
+        var groupResult: UnsafeMutablePointer<group>?
+        var userBuffer = [CChar](repeating: 0, count: 4096)
+        var groupBuffer = [CChar](repeating: 0, count: 16_384)
+        guard getpwuid_r(uid, &user, &userBuffer, userBuffer.count, &userResult) == 0, userResult != nil,
+            getgrgid_r(gid, &group, &groupBuffer, groupBuffer.count, &groupResult) == 0, groupResult != nil,
+            user.pw_gid == gid, let userName = user.pw_name, let groupName = group.gr_name,
+            strcmp(userName, groupName) == 0
+        else { return false }
+        var member = group.gr_mem
+        while let name = member?.pointee {
+            if strcmp(name, userName) != 0 { return false }
+            member = member?.advanced(by: 1)
+        }
+        return true
     }
 
     /// Refuses a file that is not regular or that the group or others may read or write.
