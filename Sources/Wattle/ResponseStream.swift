@@ -42,6 +42,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
     /// The most body bytes held for the reader at once so far (for the tests of the pause).
     var peakBuffered: Int { reader.buffer.peakBuffered }
+    /// Whether a reader waits for the next piece (for the tests of a second reader).
+    var hasWaitingReader: Bool { reader.buffer.hasWaitingReader }
 
     /// Returns an iterator over the body's pieces.
     public func makeAsyncIterator() -> Iterator {

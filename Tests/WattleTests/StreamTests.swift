@@ -11,6 +11,17 @@ import WattleTesting
 /// events (`/events`) and its streamed bytes (`/bytes/{n}`).
 @Suite("Streamed responses: read as they arrive, held back for a slow reader, stopped when let go")
 struct StreamTests {
+    /// Waits until `condition` holds, checking every 20 ms, for at most `limit`; whether it held.
+    /// (A fixed sleep is not enough on a loaded machine: a transfer or a task may take seconds.)
+    static func eventually(within limit: Duration = promptBound(seconds: 15), _ condition: () -> Bool) async throws -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return true
+    }
+
     /// The `n` of each `data: {"n":…}` line.
     static func eventNumbers(_ lines: [String]) -> [Int] {
         lines.compactMap { line in
@@ -68,9 +79,9 @@ struct StreamTests {
     @Test("a slow reader holds the server back: 8 MB (4 over HTTP/2) arrive whole and in order with at most about 1 MB held, and waiting for the reader is no stall")
     func backPressure() async throws {
         // The reader is away for two and a half stall timeouts: the transfer pauses, and is not
-        // failed. (Seconds, not less: on a loaded machine a running transfer can be silent for
-        // a few hundred milliseconds.)
-        let stall = promptBound(seconds: 2)
+        // failed. (4 s: with every suite running on two cores, the test server, in this
+        // process, has left a running transfer silent for 2 s.)
+        let stall = promptBound(seconds: 4)
         let plain = makeSession(try await TestServer.shared()) { $0.timeouts.stall = stall }
         let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
         let h2 = tlsSession {
@@ -80,10 +91,13 @@ struct StreamTests {
         }
         // Byte i of the body is i % 251: each piece is compared with the pattern from its offset.
         let pattern = Pattern.bytes(251 + 2 * 1024 * 1024)
-        for (session, size) in [(plain, 8 * 1024 * 1024), (h2, 4 * 1024 * 1024)] {
-            let stream = try await session.stream("bytes/\(size)")
+        let streams = [
+            (try await plain.stream("bytes/\(8 * 1024 * 1024)"), 8 * 1024 * 1024),
+            (try await h2.stream("bytes/\(4 * 1024 * 1024)"), 4 * 1024 * 1024),
+        ]
+        try await Task.sleep(for: stall * 2.5)
+        for (stream, size) in streams {
             #expect(stream.response.headers["Content-Length"] == String(size))
-            try await Task.sleep(for: stall * 2.5)
             var received = 0
             var intact = true
             var pieces = 0
@@ -116,8 +130,7 @@ struct StreamTests {
         }
         let stream = try await session.stream("bytes/\(16 * 1024 * 1024)")
         // Not read: the transfer fills the buffer and pauses.
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove)
+        #expect(try await Self.eventually { stream.peakBuffered >= ResponseStreamBuffer.pauseAbove })
         let start = ContinuousClock.now
         for _ in 0..<3 {
             let response = try await session.get("echo")
@@ -235,7 +248,8 @@ struct StreamTests {
             for try await line in stream.lines { lines.append(line) }
             return lines
         }
-        try await Task.sleep(for: .milliseconds(300))
+        // The first reader has read what there was and waits for more.
+        #expect(try await Self.eventually { stream.hasWaitingReader })
         await expectWattleError({
             var second = stream.makeAsyncIterator()
             _ = try await second.next()
@@ -274,8 +288,7 @@ struct StreamTests {
             for try await piece in stream { received += piece.count }
             return received
         }
-        try await Task.sleep(for: .milliseconds(500))
-        #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove)
+        #expect(try await Self.eventually { stream.peakBuffered >= ResponseStreamBuffer.pauseAbove })
         reading.cancel()
         await expectWattleError({ _ = try await reading.value }) {
             if case .cancelled = $0 { return true }

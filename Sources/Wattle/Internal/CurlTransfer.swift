@@ -187,8 +187,8 @@ final class CurlTransfer: @unchecked Sendable {
         let total = request.timeouts.total.map { max(1, Self.milliseconds($0)) } ?? 0
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, total), "TIMEOUT_MS")
         // curl's own check fails a transfer as soon as the headers announce a longer body. Not
-        // for a download (whose 2xx body goes to the file, and whose other bodies are checked
-        // in `receiveBody`), and not for HEAD: libcurl 7.88 checks the announced length of a
+        // for a download or a stream (whose 2xx body goes to the file or the reader, and whose
+        // other bodies are checked in `receiveBody`), and not for HEAD: libcurl 7.88 checks the announced length of a
         // response that has no body too, which would fail the usual way to learn a file's size.
         let curlLimit = !request.streamsBody && request.method != .head ? request.maximumResponseSize ?? 0 : 0
         check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(curlLimit)), "MAXFILESIZE")
@@ -395,7 +395,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// transfer started; a file that ends early aborts the transfer.
     private func readUpload(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         guard let upload else {
-            abort = .uploadFile(UploadStream.Failure(path: request.bodyFile?.path ?? "", reason: "the body file was closed"))
+            abort = .uploadFile(UploadStream.Failure(path: request.bodyFile?.path ?? "", reason: "the body was closed"))
             return wattle_curl_readfunc_abort
         }
         do {

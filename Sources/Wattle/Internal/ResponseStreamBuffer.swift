@@ -238,6 +238,9 @@ final class ResponseStreamBuffer: Sendable {
     /// The most bytes held at once so far.
     var peakBuffered: Int { state.withLock { $0.peakBuffered } }
 
+    /// Whether a reader waits for the next piece (for the tests of a second reader).
+    var hasWaitingReader: Bool { state.withLock { $0.bodyWaiter != nil } }
+
     /// The first held piece (there is one), taken off.
     private static func take(_ state: inout State) -> Data? {
         guard state.firstPiece < state.pieces.count else { return nil }
