@@ -504,9 +504,8 @@ struct AuthenticationTests {
         let tokens = server.api.issueTokens()
         // The store holds a token the server never issued: a session that read it would be refused.
         let store = InMemoryTokenStore(AuthToken(accessToken: "never-issued-token-0000"))
-        var configuration = Configuration()
+        var configuration = testConfiguration()
         configuration.baseURL = server.baseURL
-        configuration.proxy = .none
         configuration.authenticator = Authenticator(
             store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
 

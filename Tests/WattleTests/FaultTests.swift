@@ -22,7 +22,7 @@ enum Faults {
         Session(configuration: Configuration {
             $0.proxy = .none
             // Generous for a loaded 2-core CI machine; the faults themselves answer at once.
-            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(4), stall: .seconds(3))
+            $0.timeouts = Timeouts(connect: promptBound(seconds: 5), total: .seconds(4), stall: .seconds(3))
             configure(&$0)
         })
     }

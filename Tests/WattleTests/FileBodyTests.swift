@@ -272,8 +272,7 @@ struct FileBodyTests {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         try FileHandle(forWritingTo: url).truncate(atOffset: 32 * 1024 * 1024)
         let server = try PausedReader()
-        var configuration = Configuration()
-        configuration.proxy = .none
+        var configuration = testConfiguration()
         configuration.timeouts.total = .seconds(30)
         let session = Session(configuration: configuration)
         let upload = Task {

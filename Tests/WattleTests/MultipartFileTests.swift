@@ -192,8 +192,7 @@ struct MultipartFileTests {
         _ = FileManager.default.createFile(atPath: url.path, contents: nil)
         try FileHandle(forWritingTo: url).truncate(atOffset: 32 * 1024 * 1024)
         let server = try PausedReader()
-        var configuration = Configuration()
-        configuration.proxy = .none
+        var configuration = testConfiguration()
         configuration.timeouts.total = .seconds(30)
         let session = Session(configuration: configuration)
         let form = RequestBody.multipart([.file("first", contentsOf: first.url), .file("second", contentsOf: url)])

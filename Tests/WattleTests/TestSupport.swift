@@ -18,11 +18,21 @@ enum TestServer {
     static func other() async throws -> DemoServer { try await second.value }
 }
 
+/// A configuration for tests: no proxy from the environment, and a connect timeout that allows
+/// for the sanitizer passes. There every suite starts at once on two cores with the TLS server in
+/// the same process, and .ci/run's ASan pass saw TLS handshakes to it overrun the default 10 s
+/// connect timeout (the connect phase includes the handshake) in the first minute.
+func testConfiguration() -> Configuration {
+    var configuration = Configuration()
+    configuration.proxy = .none
+    configuration.timeouts.connect = promptBound(seconds: 10)
+    return configuration
+}
+
 /// A session whose base URL is the test server, with no proxy from the environment.
 func makeSession(_ server: DemoServer, _ configure: (inout Configuration) -> Void = { _ in }) -> Session {
-    var configuration = Configuration()
+    var configuration = testConfiguration()
     configuration.baseURL = server.baseURL
-    configuration.proxy = .none
     configure(&configuration)
     return Session(configuration: configuration)
 }

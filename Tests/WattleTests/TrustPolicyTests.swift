@@ -27,8 +27,7 @@ enum TLSServers {
 }
 
 func tlsSession(_ configure: (inout Configuration) -> Void) -> Session {
-    var configuration = Configuration()
-    configuration.proxy = .none
+    var configuration = testConfiguration()
     configure(&configuration)
     return Session(configuration: configuration)
 }
