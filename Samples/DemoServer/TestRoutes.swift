@@ -22,6 +22,7 @@ import Foundation
 /// | `/flaky/{id}?failures=N&status=S&retry_after=T` | status S (with `Retry-After: T`) N times, then 200 |
 /// | `/digest` (any method) | JSON: method, the body's length and SHA-256 (hex), its `Content-Type` |
 /// | `/etag/{tag}` | 304 with no body when `If-None-Match` names `"tag"`, else 200 with that `ETag` and a text body |
+/// | `/basic-auth/{user}/{password}` | 200 with JSON `authenticated` and `user` when `Authorization` is Basic with those credentials (percent-decoded, UTF-8), else 401 with a `WWW-Authenticate: Basic` challenge |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -89,6 +90,8 @@ enum TestRoutes {
             }
             return .respond(
                 status: 200, headers: [("ETag", tag), ("Content-Type", "text/plain")], body: Array("version \(parts[1])".utf8))
+        case ("basic-auth", 3):
+            return basicAuth(request, user: parts[1], password: parts[2])
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):
@@ -96,6 +99,20 @@ enum TestRoutes {
         default:
             return json(404, ["error": "no route for \(request.path)"])
         }
+    }
+
+    /// `/basic-auth/{user}/{password}`: checks the request's Basic credentials as a server does,
+    /// decoding the header (any case of the scheme, RFC 7617) and comparing the bytes.
+    static func basicAuth(_ request: RouteRequest, user: String, password: String) -> RouteOutcome {
+        let expected = Array("\(user.removingPercentEncoding ?? user):\(password.removingPercentEncoding ?? password)".utf8)
+        let header = request.headers.first { $0.0.lowercased() == "authorization" }?.1 ?? ""
+        let words = header.split(separator: " ", maxSplits: 1)
+        if words.count == 2, words[0].lowercased() == "basic", let sent = Data(base64Encoded: String(words[1])),
+            Array(sent) == expected
+        {
+            return json(200, ["authenticated": true, "user": user.removingPercentEncoding ?? user])
+        }
+        return json(401, ["authenticated": false], headers: [("WWW-Authenticate", #"Basic realm="wattle-test", charset="UTF-8""#)])
     }
 
     static func echo(_ request: RouteRequest) -> [String: any Sendable] {
@@ -118,9 +135,9 @@ enum TestRoutes {
         }.joined()
     }
 
-    static func json(_ status: Int, _ object: [String: any Sendable]) -> RouteOutcome {
+    static func json(_ status: Int, _ object: [String: any Sendable], headers: [(String, String)] = []) -> RouteOutcome {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return .respond(status: status, headers: [("Content-Type", "application/json")], body: Array(data))
+        return .respond(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(data))
     }
 }
 

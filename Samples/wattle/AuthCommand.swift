@@ -6,16 +6,12 @@ import Foundation
 #endif
 import Wattle
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
-/// `wattle auth login|set-token|show|logout`: the token for an API's origin, in the keychain.
+/// `wattle auth login|set-token|set-basic|show|logout`: the token for an API's origin, in the keychain.
 struct AuthCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "auth",
         abstract: "Manage the token kept in the keychain for an API's origin.",
-        subcommands: [Login.self, SetToken.self, Show.self, Logout.self])
+        subcommands: [Login.self, SetToken.self, SetBasic.self, Show.self, Logout.self])
 
     /// Runs a step, mapping errors to one stderr line and an exit code.
     static func reporting(_ body: () async throws -> Void) async throws {
@@ -53,7 +49,9 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let secret = try password ?? Environment["WATTLE_PASSWORD"] ?? Self.readPassword()
+                let secret = try password
+                    ?? PasswordPrompt.password(
+                        readsStandardInput: true, missing: "no password: pass --password, set WATTLE_PASSWORD or type it")
                 let settings = connection.settings
                 let origin = try settings.origin(of: url)
                 let configuration = try settings.configuration(origin: origin)
@@ -65,16 +63,6 @@ struct AuthCommand: AsyncParsableCommand {
                     at: url, parameters: ["username": username, "password": secret])
                 print("Signed in to \(origin.absoluteString) as \(username): \(token)")
             }
-        }
-
-        static func readPassword() throws -> String {
-            if FileHandleOutput.isTerminal(0), let entered = getpass("Password: ") {
-                return String(cString: entered)
-            }
-            guard let line = Swift.readLine(strippingNewline: true), !line.isEmpty else {
-                throw CLIError.usage("no password: pass --password, set WATTLE_PASSWORD or type it")
-            }
-            return line
         }
     }
 
@@ -98,17 +86,54 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let settings = connection.settings
-                let origin = try settings.origin(of: url ?? "/")
-                let session = Session(configuration: try settings.configuration(origin: origin))
-                let accessToken = try token == "-" ? AuthCommand.readStandardInputToken() : token
-                let stored = AuthToken(
-                    accessToken: accessToken, refreshToken: refreshToken,
-                    expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
-                try await session.signIn(with: stored)
-                print("Token kept for \(origin.absoluteString) (profile \(connection.profile)): \(stored)")
+                try await AuthCommand.keep("Token", url: url, connection: connection) {
+                    let accessToken = try token == "-" ? AuthCommand.readStandardInputToken() : token
+                    return AuthToken(
+                        accessToken: accessToken, refreshToken: refreshToken,
+                        expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
+                }
             }
         }
+    }
+
+    struct SetBasic: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set-basic",
+            abstract: "Keep HTTP Basic credentials for an API's origin, sent with every request to it.")
+
+        @Argument(help: "The username (an API key, for APIs that take one as the username).")
+        var username: String
+
+        @Option(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
+        var url: String?
+
+        @OptionGroup var connection: ConnectionOptions
+
+        func run() async throws {
+            try await AuthCommand.reporting {
+                try await AuthCommand.keep("Basic credentials", url: url, connection: connection) {
+                    // Not an option: a password would show in the process list and shell history.
+                    let password = try PasswordPrompt.password(
+                        readsStandardInput: true,
+                        missing: "no password: set WATTLE_PASSWORD, type it, or give it as the first line of standard input")
+                    return try AuthToken.basic(username: username, password: password)
+                }
+            }
+        }
+    }
+
+    /// Keeps the token `make` gives in the keychain for the origin of `url` (else the base URL)
+    /// and says so, the token redacted. The origin is checked first, so that nothing is asked
+    /// for a command that cannot run.
+    fileprivate static func keep(
+        _ what: String, url: String?, connection: ConnectionOptions, make: () throws -> AuthToken
+    ) async throws {
+        let settings = connection.settings
+        let origin = try settings.origin(of: url ?? "/")
+        let session = Session(configuration: try settings.configuration(origin: origin))
+        let token = try make()
+        try await session.signIn(with: token)
+        print("\(what) kept for \(origin.absoluteString) (profile \(connection.profile)): \(token)")
     }
 
     /// A token given as `-`: the first line of standard input.

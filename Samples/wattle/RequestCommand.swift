@@ -29,6 +29,14 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(name: .customLong("ignore-stdin"), help: "Never read the body from a redirected standard input.")
     var ignoreStdin = false
 
+    @Option(
+        name: [.short, .long],
+        help: """
+            HTTP Basic credentials, USER:PASSWORD (USER: for an empty password), sent to the URL's origin only. \
+            With USER alone the password is WATTLE_PASSWORD, else asked on the terminal.
+            """)
+    var auth: String?
+
     @Flag(
         name: [.customShort("S"), .long],
         help: """
@@ -41,7 +49,7 @@ struct RequestCommand: AsyncParsableCommand {
     var invocation: RequestInvocation {
         RequestInvocation(
             words: words, connection: connection.settings, verbose: verbose, output: output, follow: follow, form: form,
-            ignoreStdin: ignoreStdin, stream: stream)
+            ignoreStdin: ignoreStdin, stream: stream, auth: auth)
     }
 
     func run() async throws {

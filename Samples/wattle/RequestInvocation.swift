@@ -26,6 +26,8 @@ struct RequestInvocation: Equatable, Sendable {
     var ignoreStdin = false
     /// `-S`, `--stream`.
     var stream = false
+    /// `-a`, `--auth`: `USER[:PASSWORD]`.
+    var auth: String?
 
     /// A request ready to go: what `prepare()` builds before anything is sent.
     struct Prepared: Sendable {
@@ -106,6 +108,12 @@ struct RequestInvocation: Equatable, Sendable {
             default: continue
             }
         }
+        if let auth {
+            guard !request.headers.contains("Authorization") else {
+                throw CLIError.usage("-a and an Authorization header item both set the credentials: give one")
+            }
+            request.headers["Authorization"] = try Self.basicAuthorization(auth)
+        }
         // Like httpie, a redirected standard input is the body; only for a method given as one
         // that takes a body, so that a script's `wattle URL` never waits on an open pipe.
         let takesStandardInput =
@@ -123,6 +131,29 @@ struct RequestInvocation: Equatable, Sendable {
         // silent, until --timeout or Ctrl-C.
         if stream, output == nil { configuration.timeouts.stall = nil }
         return Prepared(request: request, session: Self.session(configuration, for: request))
+    }
+
+    /// The `Authorization` value of `-a USER[:PASSWORD]`: the password after the first colon,
+    /// else `PasswordPrompt`'s (never standard input, which may be the body). As a header of the
+    /// request, it goes to the URL's origin only: a redirect elsewhere drops it.
+    static func basicAuthorization(_ auth: String) throws -> String {
+        let username: String
+        let password: String
+        if let colon = auth.firstIndex(of: ":") {
+            username = String(auth[..<colon])
+            password = String(auth[auth.index(after: colon)...])
+        } else {
+            username = auth
+            password = try PasswordPrompt.password(
+                readsStandardInput: false,
+                missing: "no password for -a: give -a USER:PASSWORD (USER: for none), set WATTLE_PASSWORD, or run it on a terminal to be asked")
+        }
+        do {
+            return try AuthToken.basic(username: username, password: password).authorizationValue
+        } catch {
+            guard case .invalidHeader(_, let reason) = error else { throw error }
+            throw CLIError.usage("-a: \(reason)")
+        }
     }
 
     /// The session, with the keychain's token for the origin read here, on the calling thread
@@ -210,7 +241,8 @@ struct RequestInvocation: Equatable, Sendable {
 
     private func printRequest(_ request: Request, session: Session) {
         var lines = ["\(request.method) \((try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint)"]
-        for field in request.headers { lines.append("\(field.name): \(field.value)") }
+        // Credentials redacted, as in the session's logs: `-a`'s Basic value is the password in base64.
+        if request.headers.count > 0 { lines.append(request.headers.description) }
         FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)
     }
 

@@ -88,8 +88,10 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
         return expiresAt.timeIntervalSinceNow <= Double(seconds) + Double(attoseconds) / 1e18
     }
 
-    /// The first and last few characters of the access token, never the whole of it.
-    public var redactedAccessToken: String { Self.redact(accessToken) }
+    /// The first and last few characters of the access token, never the whole of it. For Basic
+    /// credentials (``basic(username:password:)``), the username redacted so and nothing of the
+    /// password: `sk_l…3xyz:…`, or `…:…` for a short username.
+    public var redactedAccessToken: String { isBasic ? BasicCredentials.redacted(accessToken) : Self.redact(accessToken) }
 
     /// A redacted form of any secret: `abcd…wxyz` for long ones, `…` for short ones.
     public static func redact(_ secret: String) -> String {

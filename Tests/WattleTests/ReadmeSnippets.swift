@@ -153,6 +153,16 @@ func signedIn(username: String, password: String) async throws {
 }
 
 import Wattle
+
+func basicSession(apiKey: String) throws -> Session {
+    let credentials = try AuthToken.basic(username: apiKey, password: "")
+    return Session(configuration: Configuration {
+        $0.baseURL = URL(string: "https://api.example.com/v1/")
+        $0.authenticator = Authenticator(store: InMemoryTokenStore(credentials))
+    })
+}
+
+import Wattle
 import WattleTesting
 
 func stubbed() async throws {

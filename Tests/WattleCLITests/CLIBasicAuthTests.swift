@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("The wattle CLI: HTTP Basic credentials with -a, and kept in the keychain with auth set-basic", .serialized)
+struct CLIBasicAuthTests {
+    static let password = "pässwörd-£1"
+
+    /// The test server's route that accepts exactly alice and ``password``.
+    static func checked(_ server: DemoServer) -> String { server.baseURL.absoluteString + "basic-auth/alice/\(password)" }
+
+    struct Checked: Decodable {
+        var authenticated: Bool
+        var user: String?
+    }
+
+    @Test("-a USER:PASSWORD passes the server's check; a wrong one exits 4 without the password in anything printed")
+    func auth() async throws {
+        let server = try await Servers.plain.value
+        let accepted = try await CLI.run(["-a", "alice:\(Self.password)", Self.checked(server)])
+        #expect(accepted.status == 0, "\(accepted.stderr)")
+        #expect(try JSONDecoder().decode(Checked.self, from: accepted.stdout).user == "alice")
+        let refused = try await CLI.run(["-v", "-a", "alice:s3cret-wrong", Self.checked(server)])
+        #expect(refused.status == 4)
+        #expect(refused.stderr.contains("WWW-Authenticate: Basic"), "\(refused.stderr)")
+        // -v shows the header redacted: its value is the password in base64.
+        #expect(refused.stderr.contains("Authorization: <redacted>"), "\(refused.stderr)")
+        let encoded = Data("alice:s3cret-wrong".utf8).base64EncodedString()
+        for text in [refused.stderr, refused.text] {
+            #expect(!text.contains("s3cret") && !text.contains(encoded))
+        }
+        // Everything after the first colon is the password; "alice:" is an empty one.
+        let echoed = try await CLI.run(["-a", "ali:ce:x", server.url("echo").absoluteString])
+        #expect(try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
+            == "Basic " + Data("ali:ce:x".utf8).base64EncodedString())
+        let empty = try await CLI.run(["-a", "sk_test_key:", server.url("echo").absoluteString])
+        #expect(try JSONDecoder().decode(Echo.self, from: empty.stdout).header("Authorization")
+            == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
+    }
+
+    @Test("-a USER takes WATTLE_PASSWORD; without it, off a terminal, exit 1 saying how to give one")
+    func passwordFromEnvironment() async throws {
+        let server = try await Servers.plain.value
+        let fromEnvironment = try await CLI.run(["-a", "alice", Self.checked(server)], environment: ["WATTLE_PASSWORD": Self.password])
+        #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
+        // Standard input is never read for it: it may be the body.
+        let missing = try await CLI.run(["-a", "alice", Self.checked(server)], input: .pipe(Data("\(Self.password)\n".utf8)))
+        #expect(missing.status == 1)
+        #expect(missing.stderr.contains("no password for -a") && missing.stderr.contains("WATTLE_PASSWORD"), "\(missing.stderr)")
+    }
+
+    @Test("bad credentials and a second Authorization are usage errors naming the problem, not the password")
+    func refused() async throws {
+        let server = try await Servers.plain.value
+        let newline = try await CLI.run(["-a", "alice:s3cret-line\n", Self.checked(server)])
+        #expect(newline.status == 1)
+        #expect(newline.stderr.contains("U+000A") && newline.stderr.contains("newline"), "\(newline.stderr)")
+        #expect(!newline.stderr.contains("s3cret"))
+        let both = try await CLI.run(["-a", "alice:s3cret-two", Self.checked(server), "Authorization:Bearer x"])
+        #expect(both.status == 1)
+        #expect(both.stderr.contains("Authorization header"), "\(both.stderr)")
+    }
+
+    @Test("with --follow, a redirect to another origin drops -a's credentials")
+    func redirectDropsCredentials() async throws {
+        let server = try await Servers.plain.value
+        let second = try await DemoServer.start()
+        let result = try await CLI.run([
+            "--follow", "-a", "alice:\(Self.password)", server.url("redirect/302").absoluteString,
+            "to==\(second.url("echo").absoluteString)",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+        #expect(echo.header("Authorization") == nil)
+        #expect(echo.header("Host") == "127.0.0.1:\(second.port)")
+        try await second.stop()
+    }
+
+    @Test("auth set-basic keeps the credentials sealed; later requests to the origin send them; show redacts them")
+    func setBasic() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain")
+        let common = ["--keychain", keychain.path, "--base-url", server.baseURL.absoluteString]
+        let kept = try await CLI.run(["auth", "set-basic", "alice"] + common, input: .pipe(Data("\(Self.password)\n".utf8)))
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.text.contains("Basic …:…"), "\(kept.text)")
+        let request = try await CLI.run(["basic-auth/alice/\(Self.password)"] + common)
+        #expect(request.status == 0, "\(request.stderr)")
+        let shown = try await CLI.run(["auth", "show"] + common)
+        #expect(shown.text.contains("token:   Basic …:…"), "\(shown.text)")
+        let encoded = Data("alice:\(Self.password)".utf8).base64EncodedString()
+        for text in [kept.text, kept.stderr, shown.text, request.stderr] {
+            #expect(!text.contains(Self.password) && !text.contains(encoded))
+        }
+        let bytes = try Data(contentsOf: keychain)
+        #expect(bytes.range(of: Data(Self.password.utf8)) == nil && bytes.range(of: Data(encoded.utf8)) == nil)
+        let none = try await CLI.run(["auth", "set-basic", "alice"] + common)
+        #expect(none.status == 1 && none.stderr.contains("no password"), "\(none.stderr)")
+    }
+}
