@@ -114,8 +114,8 @@ struct AuthCommand: AsyncParsableCommand {
                 try await AuthCommand.keep("Basic credentials", url: url, connection: connection) {
                     // Not an option: a password would show in the process list and shell history.
                     let password = try PasswordPrompt.password(
-                        readsStandardInput: true,
-                        missing: "no password: set WATTLE_PASSWORD, type it, or give it as the first line of standard input")
+                        readsStandardInput: true, allowsEmpty: true,
+                        missing: "no password: set WATTLE_PASSWORD, type it, or give it as the first line of standard input (an empty line for none)")
                     return try AuthToken.basic(username: username, password: password)
                 }
             }

@@ -33,7 +33,8 @@ struct RequestCommand: AsyncParsableCommand {
         name: [.short, .long],
         help: """
             HTTP Basic credentials, USER:PASSWORD (USER: for an empty password), sent to the URL's origin only. \
-            With USER alone the password is WATTLE_PASSWORD, else asked on the terminal.
+            A password given so shows in the process list and shell history: with USER alone it is \
+            WATTLE_PASSWORD, else asked on the terminal.
             """)
     var auth: String?
 

@@ -139,9 +139,11 @@ struct RequestInvocation: Equatable, Sendable {
     static func basicAuthorization(_ auth: String) throws -> String {
         let username: String
         let password: String
-        if let colon = auth.firstIndex(of: ":") {
-            username = String(auth[..<colon])
-            password = String(auth[auth.index(after: colon)...])
+        // By scalar, as the server splits: a colon followed by a combining mark is one `Character`.
+        let scalars = auth.unicodeScalars
+        if let colon = scalars.firstIndex(of: ":") {
+            username = String(scalars[..<colon])
+            password = String(scalars[scalars.index(after: colon)...])
         } else {
             username = auth
             password = try PasswordPrompt.password(
@@ -240,7 +242,9 @@ struct RequestInvocation: Equatable, Sendable {
     }
 
     private func printRequest(_ request: Request, session: Session) {
-        var lines = ["\(request.method) \((try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint)"]
+        // The URL as the session's logs show it: no user-info, credential-looking query values redacted.
+        let url = (try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint
+        var lines = ["\(request.method) \(Redaction.fullURL(url))"]
         // Credentials redacted, as in the session's logs: `-a`'s Basic value is the password in base64.
         if request.headers.count > 0 { lines.append(request.headers.description) }
         FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)

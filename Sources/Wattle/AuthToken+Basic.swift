@@ -25,8 +25,10 @@ extension AuthToken {
     /// let report = try await session.send(Request("report", headers: ["Authorization": basic.authorizationValue]))
     /// ```
     ///
-    /// The username and password are sent as UTF-8, as they are given (RFC 7617's
-    /// `charset="UTF-8"`; no Unicode normalization). Basic credentials are encoded, not
+    /// The username and password are sent as UTF-8, byte for byte as they are given. RFC 7617's
+    /// `charset="UTF-8"` has the server expect them in Unicode Normalization Form C, which is
+    /// not applied here (FoundationEssentials has no normalization): pass NFC strings, as text
+    /// typed or read from a file almost always is. Basic credentials are encoded, not
     /// encrypted: send them over `https` only. A token's descriptions show none of the password,
     /// and the username only as ``redact(_:)`` shows a secret: with an API key as the username,
     /// as some APIs take it, the key is not shown either.
@@ -36,7 +38,9 @@ extension AuthToken {
     ///   or when either contains a control character, which RFC 7617 forbids. The reason names
     ///   the character's code, never the password.
     public static func basic(username: String, password: String) throws(WattleError) -> AuthToken {
-        if username.contains(":") {
+        // By scalar: a colon followed by a combining mark is another `Character`, yet the
+        // server splits at the byte.
+        if username.unicodeScalars.contains(":") {
             throw .invalidHeader(
                 name: "Authorization",
                 reason: "the Basic username contains a colon, which the server would take as the end of the username (RFC 7617)")
@@ -77,8 +81,8 @@ enum BasicCredentials {
     /// username). Nothing at all when the value is not base64 of `username:password`.
     static func redacted(_ encoded: String) -> String {
         guard let data = Data(base64Encoded: encoded), let text = String(data: data, encoding: .utf8),
-            let colon = text.firstIndex(of: ":")
+            let colon = text.unicodeScalars.firstIndex(of: ":")
         else { return "…" }
-        return "\(AuthToken.redact(String(text[..<colon]))):…"
+        return "\(AuthToken.redact(String(text.unicodeScalars[..<colon]))):…"
     }
 }

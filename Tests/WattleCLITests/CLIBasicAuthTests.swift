@@ -30,6 +30,10 @@ struct CLIBasicAuthTests {
         for text in [refused.stderr, refused.text] {
             #expect(!text.contains("s3cret") && !text.contains(encoded))
         }
+        // -v's URL is redacted as the session's logs are: no user-info.
+        let userInfo = try await CLI.run(["-v", "http://alice:s3cret-info@127.0.0.1:\(server.port)/echo"])
+        #expect(userInfo.stderr.contains("GET http://127.0.0.1:\(server.port)/echo"), "\(userInfo.stderr)")
+        #expect(!userInfo.stderr.contains("s3cret") && !userInfo.text.contains("s3cret"))
         // Everything after the first colon is the password; "alice:" is an empty one.
         let echoed = try await CLI.run(["-a", "ali:ce:x", server.url("echo").absoluteString])
         #expect(try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
@@ -66,6 +70,7 @@ struct CLIBasicAuthTests {
     func redirectDropsCredentials() async throws {
         let server = try await Servers.plain.value
         let second = try await DemoServer.start()
+        defer { Task { try? await second.stop() } }
         let result = try await CLI.run([
             "--follow", "-a", "alice:\(Self.password)", server.url("redirect/302").absoluteString,
             "to==\(second.url("echo").absoluteString)",
@@ -74,7 +79,6 @@ struct CLIBasicAuthTests {
         let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
         #expect(echo.header("Authorization") == nil)
         #expect(echo.header("Host") == "127.0.0.1:\(second.port)")
-        try await second.stop()
     }
 
     @Test("auth set-basic keeps the credentials sealed; later requests to the origin send them; show redacts them")
@@ -95,9 +99,18 @@ struct CLIBasicAuthTests {
         for text in [kept.text, kept.stderr, shown.text, request.stderr] {
             #expect(!text.contains(Self.password) && !text.contains(encoded))
         }
-        let bytes = try Data(contentsOf: keychain)
-        #expect(bytes.range(of: Data(Self.password.utf8)) == nil && bytes.range(of: Data(encoded.utf8)) == nil)
+        // The file and its WAL, where a write sits until a checkpoint.
+        for path in [keychain.path, keychain.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(Self.password.utf8)) == nil && bytes.range(of: Data(encoded.utf8)) == nil)
+        }
         let none = try await CLI.run(["auth", "set-basic", "alice"] + common)
         #expect(none.status == 1 && none.stderr.contains("no password"), "\(none.stderr)")
+        // An API key as the username, with an empty line for no password.
+        let key = try await CLI.run(["auth", "set-basic", "sk_test_key"] + common, input: .pipe(Data("\n".utf8)))
+        #expect(key.status == 0, "\(key.stderr)")
+        let echoed = try await CLI.run(["echo"] + common)
+        #expect(try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
+            == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
     }
 }

@@ -62,7 +62,10 @@ enum CLI {
             process.arguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
         }
         var env = ProcessInfo.processInfo.environment
-        for key in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "WATTLE_BASE_URL"] {
+        for key in [
+            "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "WATTLE_BASE_URL",
+            "WATTLE_PASSWORD", "WATTLE_REFRESH_PATH",
+        ] {
             env[key] = nil
         }
         env.merge(environment) { $1 }

@@ -1,9 +1,17 @@
 import Foundation
+import Synchronization
 import Testing
 import Wattle
 import WattleDemoServer
 import WattleKeychain
 import WattleTesting
+
+/// Counts calls from any thread.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
+}
 
 @Suite("HTTP Basic credentials (RFC 7617) as a token: sent to the API only, checked, kept sealed, never shown")
 struct BasicAuthTests {
@@ -32,6 +40,8 @@ struct BasicAuthTests {
         ("alice", "s3cret\u{85}-4", "U+0085"),
         ("alice", "s3cret\0-5", "U+0000"),
         ("alice\t", "s3cret-6", "U+0009"),
+        // A colon followed by a combining mark is one Character, but the server splits at the byte.
+        ("bob:\u{301}x", "s3cret-7", "colon"),
     ])
     func refused(username: String, password: String, expected: String) {
         do {
@@ -63,6 +73,10 @@ struct BasicAuthTests {
             // Nothing of the base64 either: its last characters encode the password's last bytes.
             #expect(!text.contains(user.accessToken.suffix(4)) && !text.contains(user.accessToken.prefix(4)), "\(text)")
         }
+        // The password starts at the first colon byte, even one a combining mark follows.
+        let combining = try AuthToken.basic(username: "alice", password: "\u{301}hunter2-longpass:x")
+        #expect(combining.redactedAccessToken == "…:…")
+        #expect(!combining.description.contains("pass") && !combining.description.contains("hunt"))
         // A Basic scheme whose value is not base64 of user:password shows nothing of it.
         #expect(AuthToken(accessToken: "not base64 at all, 1234567890", tokenType: "basic").redactedAccessToken == "…")
     }
@@ -77,6 +91,23 @@ struct BasicAuthTests {
         await expectWattleError({ _ = try await Self.session(server, password: "pässwörd-£2").get(Self.path) }) { error in
             error.response?.statusCode == 401 && error.response?.headers["WWW-Authenticate"]?.hasPrefix("Basic ") == true
         }
+    }
+
+    @Test("with a refresh configured, a refused Basic token's 401 is still the error: nothing is refreshed or cleared")
+    func noRefreshForBasic() async throws {
+        let server = try await TestServer.shared()
+        let token = try AuthToken.basic(username: "alice", password: "wrong")
+        let store = InMemoryTokenStore(token)
+        let refreshes = Counter()
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: store) { current, _ in
+                refreshes.increment()
+                return current
+            }
+        }
+        await expectWattleError({ _ = try await session.get(Self.path) }) { $0.response?.statusCode == 401 }
+        #expect(refreshes.value == 0)
+        #expect(try await store.load() == token)
     }
 
     @Test("another origin never gets the credentials: not at an absolute URL, not after a redirect to it")
@@ -105,8 +136,11 @@ struct BasicAuthTests {
         #expect(try await store.load() == token)
         let later = makeSession(server) { $0.authenticator = Authenticator(store: store) }
         #expect(try await later.get(Self.path).statusCode == 200)
-        let bytes = try Data(contentsOf: temporary.fileURL)
-        #expect(bytes.range(of: Data("pässwörd-£1".utf8)) == nil)
-        #expect(bytes.range(of: Data(token.accessToken.utf8)) == nil)
+        // The file and its WAL, where the write sits until a checkpoint.
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data("pässwörd-£1".utf8)) == nil && bytes.range(of: Data("alice".utf8)) == nil)
+            #expect(bytes.range(of: Data(token.accessToken.utf8)) == nil)
+        }
     }
 }

@@ -60,6 +60,17 @@ import WattleKeychain
         #expect(read >= 1_000)
     }
 
+    @Test("a Basic token's base64, slashes and all, is stored without an escape and read directly")
+    func basicTokenReadDirectly() async throws {
+        let store = KeychainTokenStore(origin: URL(string: "https://api.example.com")!, store: .inMemory())
+        // "???" encodes to "Pz8/": JSONEncoder escapes the slash unless told not to.
+        let token = try AuthToken.basic(username: "???", password: "???")
+        #expect(token.accessToken.contains("/"))
+        let data = try await Self.stored(token, in: store)
+        #expect(!data.contains(UInt8(ascii: "\\")), "\(String(decoding: data, as: UTF8.self))")
+        #expect(StoredTokenReader.token(from: data) == token)
+    }
+
     @Test("damaged or foreign JSON: the reader declines, or agrees with JSONDecoder")
     func mutatedInputs() async throws {
         let store = KeychainTokenStore(origin: URL(string: "https://api.example.com")!, store: .inMemory())

@@ -4,8 +4,8 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Keeps credentials out of logs, descriptions and error messages.
-enum Redaction {
+/// Keeps credentials out of logs, descriptions and error messages (and the CLI's `-v` lines).
+package enum Redaction {
     /// Header names whose values are credentials.
     static let sensitiveHeaderNames: Set<String> = [
         "authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "x-auth-token",
@@ -33,7 +33,8 @@ enum Redaction {
         return redacted.count > 300 ? String(redacted.prefix(300)) + "…" : redacted
     }
 
-    private static func fullURL(_ string: String) -> String {
+    /// ``url(_:)`` without its cut at 300 characters.
+    package static func fullURL(_ string: String) -> String {
         // A URL the parser refuses as written (a space, a `|`) is redacted as form text: its
         // `name=value` pairs, wherever they stand. (Not parsed a second time percent-encoded:
         // that halved the fuzzer's rate on invalid URLs, whose errors describe them.)
