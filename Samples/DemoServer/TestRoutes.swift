@@ -23,6 +23,7 @@ import Foundation
 /// | `/digest` (any method) | JSON: method, the body's length and SHA-256 (hex), its `Content-Type` |
 /// | `/etag/{tag}` | 304 with no body when `If-None-Match` names `"tag"`, else 200 with that `ETag` and a text body |
 /// | `/basic-auth/{user}/{password}` | 200 with JSON `authenticated` and `user` when `Authorization` is Basic with those credentials (percent-decoded, UTF-8), else 401 with a `WWW-Authenticate: Basic` challenge |
+/// | `/cookies/set?name=value` | 302 to `/echo`, with `Set-Cookie: name=value; Path=/` for each query item |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -92,6 +93,9 @@ enum TestRoutes {
                 status: 200, headers: [("ETag", tag), ("Content-Type", "text/plain")], body: Array("version \(parts[1])".utf8))
         case ("basic-auth", 3):
             return basicAuth(request, user: parts[1], password: parts[2])
+        case ("cookies", 2) where parts[1] == "set":
+            let cookies = request.queryItems.map { ("Set-Cookie", "\($0.0)=\($0.1); Path=/") }
+            return .respond(status: 302, headers: [("Location", "/echo")] + cookies, body: [])
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):

@@ -95,6 +95,9 @@ public struct Configuration: Sendable {
     /// Fixed host-to-address mappings, like curl's `--resolve`: requests to `host:port` connect
     /// to `address` without DNS, while TLS still checks the certificate against `host`.
     public var hostOverrides: [HostOverride] = []
+    /// Whether the session keeps the cookies servers set and sends them back. Default
+    /// ``CookieStorage/none``.
+    public var cookies = CookieStorage.none
     /// Where Wattle logs: one line per request at `debug`, credentials redacted.
     public var logger = Logger(label: "wattle")
 
@@ -162,6 +165,33 @@ public struct Configuration: Sendable {
             case .url(let url): Mirror(self, children: ["url": Redaction.proxyURL(url)])
             }
         }
+    }
+
+    /// Whether a session keeps the cookies servers set.
+    ///
+    /// ```swift
+    /// let session = Session(configuration: Configuration {
+    ///     $0.baseURL = URL(string: "https://intranet.example.com/api/")
+    ///     $0.cookies = .inMemory   // the session cookie of a form login is sent back
+    /// })
+    /// ```
+    public enum CookieStorage: Sendable, Hashable {
+        /// No cookie is kept or sent: `Set-Cookie` is ignored, and a request carries only a
+        /// `Cookie` header it sets itself. The default, and right for a session that serves
+        /// many users, as a server's does: one jar would mix their cookies.
+        case none
+        /// A jar in memory, for this session alone, as a browser or `URLSession` keeps one.
+        /// libcurl's cookie engine stores what each `Set-Cookie` says (a redirect's included)
+        /// and sends each cookie back as RFC 6265 scopes it: to its host, or its domain when
+        /// the cookie names one (never a public suffix such as `co.uk`, by libpsl); under its
+        /// path; over `https` only when it is `Secure`; until it expires. Ports are not part of
+        /// a cookie's scope (RFC 6265). The jar goes with the session; ``Session/cookies()``
+        /// lists it and ``Session/removeAllCookies()`` empties it (at sign-out, say). With
+        /// another transport (`StubTransport`), no cookie is kept.
+        ///
+        /// A request that sets its own `Cookie` header sends those cookies after the jar's, in
+        /// the one `Cookie` field; they are not kept.
+        case inMemory
     }
 
     /// Whether and how far redirects are followed.

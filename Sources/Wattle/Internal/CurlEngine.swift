@@ -35,6 +35,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         /// prior knowledge on a libcurl that cannot reuse such connections, see
         /// ``CurlGlobal/reusesCleartextPriorKnowledgeConnections``).
         var freshCleartextConnections = false
+        /// Each handle runs libcurl's cookie engine on the share's jar (``Configuration/CookieStorage/inMemory``).
+        var keepsCookies = false
     }
 
     private enum Command {
@@ -44,6 +46,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case resume(CurlTransfer)
         /// A job of a task that prefers this executor.
         case run(UnownedJob)
+        /// Work with an easy handle of the engine, in no transfer (nil once the engine stops).
+        case withHandle(@Sendable (EasyHandle?) -> Void)
     }
 
     private struct Inbox {
@@ -77,6 +81,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         let share = curl_share_init()!
         _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
         _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
+        // The session's cookie jar: every handle of the engine (all on its one thread) uses it.
+        let keepsCookies = configuration.cookies == .inMemory
+        if keepsCookies {
+            _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
+        }
 
         _ = wattle_curl_multi_setopt_long(
             multi, CURLMOPT_PIPELINING, configuration.multiplexing ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
@@ -120,7 +129,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
             proxyEndpoint: proxyEndpoint, setupError: setupError, resolveList: resolve,
             freshCleartextConnections: configuration.httpVersion == .http2PriorKnowledge
-                && !CurlGlobal.reusesCleartextPriorKnowledgeConnections)
+                && !CurlGlobal.reusesCleartextPriorKnowledgeConnections, keepsCookies: keepsCookies)
 
         DetachedThread.start(name: "wattle-curl") { [self] in run() }
     }
@@ -145,6 +154,17 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let unowned = UnownedJob(job)
         if !post(.run(unowned)) { globalConcurrentExecutor.enqueue(ExecutorJob(unowned)) }
+    }
+
+    /// Runs `body` on the engine thread with an easy handle that is in no transfer, its fixed
+    /// options set (its share handle among them), and returns what it returns; with nil once
+    /// the engine has stopped.
+    func withHandle<Value: Sendable>(_ body: @escaping @Sendable (EasyHandle?) -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            if !post(.withHandle({ continuation.resume(returning: body($0)) })) {
+                continuation.resume(returning: body(nil))
+            }
+        }
     }
 
     /// Appends a command and wakes the thread if it sleeps; false (and nothing appended) once
@@ -222,6 +242,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .cancel(let transfer): stop(transfer)
         case .resume(let transfer): resumeNow(transfer)
         case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        case .withHandle(let body):
+            let handle = idleHandle()
+            body(handle)
+            if let handle, idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
         }
     }
 
@@ -417,6 +441,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 case .start(let transfer): complete(transfer, with: .failure(.cancelled))
                 case .cancel, .resume: break
                 case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+                case .withHandle(let body): body(nil)
                 }
             }
         }

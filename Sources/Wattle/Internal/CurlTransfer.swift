@@ -242,10 +242,19 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
 
-        // Headers: ours, then curl's defaults switched off where we decide.
+        // Headers: ours, then curl's defaults switched off where we decide. With a cookie jar,
+        // the request's own `Cookie` fields go to CURLOPT_COOKIE, which libcurl adds to the jar's
+        // cookies in one `Cookie` field (RFC 6265 allows one); left in the list they were a
+        // second field. The option stays on the handle, so the handle is reset before reuse.
+        var headers = request.headers
+        if handle.keepsCookies, headers.contains("Cookie") {
+            let own = headers.values(for: "Cookie").joined(separator: "; ")
+            headers.remove("Cookie")
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_COOKIE, own), "COOKIE")
+            handle.needsReset = true
+        }
         do {
-            let list = try handle.headerList(
-                for: request.headers, hasBody: request.hasBody)
+            let list = try handle.headerList(for: headers, hasBody: request.hasBody)
             check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
         } catch {
             check(CURLE_OUT_OF_MEMORY, "HTTPHEADER")

@@ -32,6 +32,8 @@ final class EasyHandle {
     let proxy: ProxyEndpoint?
     /// Whether libcurl takes the proxy from the environment (``Configuration/Proxy/environment``).
     let proxyFromEnvironment: Bool
+    /// Whether the handle runs the cookie engine on the session's jar (``Configuration/CookieStorage/inMemory``).
+    let keepsCookies: Bool
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.
     init?(settings: CurlEngine.Settings) {
@@ -40,6 +42,7 @@ final class EasyHandle {
         freshCleartextConnections = settings.freshCleartextConnections
         proxy = settings.proxyEndpoint
         proxyFromEnvironment = settings.proxy == nil
+        keepsCookies = settings.keepsCookies
         errorBuffer = .allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
         // Every stored property is set by now, so returning nil runs `deinit`, which frees the
@@ -82,6 +85,10 @@ final class EasyHandle {
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
         check(wattle_curl_easy_setopt_share(easy, settings.share))
+        if settings.keepsCookies {
+            // "" turns the cookie engine on, reading no file; the cookies live in the share.
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_COOKIEFILE, ""))
+        }
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, settings.httpVersion))
         if settings.multiplexing {
             check(wattle_curl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1))

@@ -1,0 +1,75 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// A cookie a session keeps (``Configuration/CookieStorage/inMemory``), as
+/// ``Session/cookies()`` lists it.
+///
+/// A cookie's value is a credential as often as not (a session cookie is a sign-in), so its
+/// description and mirror never show it:
+///
+/// ```swift
+/// for cookie in await session.cookies() { print(cookie) }
+/// // Cookie(session=…, host 127.0.0.1, path /, secure, HttpOnly, expires with the session)
+/// ```
+public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// The name.
+    public var name: String
+    /// The value, as the server set it.
+    public var value: String
+    /// The host it goes to, or with ``includesSubdomains`` the domain it goes to.
+    public var domain: String
+    /// Whether it goes to the subdomains of ``domain`` too: the cookie named a `Domain`.
+    /// False for a host-only cookie.
+    public var includesSubdomains: Bool
+    /// The path it goes under.
+    public var path: String
+    /// Whether it goes over `https` only.
+    public var isSecure: Bool
+    /// Whether it was set `HttpOnly` (it matters to browsers' scripts; Wattle sends it as any other).
+    public var isHTTPOnly: Bool
+    /// When it expires; nil for a cookie set without `Expires` or `Max-Age`, which lasts as
+    /// long as the session.
+    public var expiresAt: Date?
+
+    /// Reads one line of libcurl's cookie list (Netscape format: domain, subdomains, path,
+    /// secure, expiry, name and value, tab-separated; `#HttpOnly_` before the domain of an
+    /// HttpOnly cookie). Nil for a line that is not one.
+    init?(netscapeLine line: String) {
+        let fields = line.split(separator: "\t", maxSplits: 6, omittingEmptySubsequences: false)
+        guard fields.count >= 6, let expiry = Int64(fields[4]) else { return nil }
+        var domain = Substring(fields[0])
+        isHTTPOnly = domain.hasPrefix("#HttpOnly_")
+        if isHTTPOnly { domain = domain.dropFirst("#HttpOnly_".count) }
+        if domain.hasPrefix(".") { domain = domain.dropFirst() }
+        self.domain = String(domain)
+        includesSubdomains = fields[1] == "TRUE"
+        path = String(fields[2])
+        isSecure = fields[3] == "TRUE"
+        expiresAt = expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry))
+        name = String(fields[5])
+        value = fields.count == 7 ? String(fields[6]) : ""
+    }
+
+    /// `Cookie(name=…, host example.com, path /, secure, expires in 3600 s)`: never the value.
+    public var description: String {
+        var parts = ["\(name)=…", "\(includesSubdomains ? "domain" : "host") \(domain)", "path \(path)"]
+        if isSecure { parts.append("secure") }
+        if isHTTPOnly { parts.append("HttpOnly") }
+        parts.append(expiresAt.map { "expires in \(Int($0.timeIntervalSinceNow)) s" } ?? "expires with the session")
+        return "Cookie(\(parts.joined(separator: ", ")))"
+    }
+
+    /// The same as ``description``.
+    public var debugDescription: String { description }
+
+    /// A mirror without the value, so `dump` shows none.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "name": name, "value": "…", "domain": domain, "includesSubdomains": includesSubdomains, "path": path,
+            "isSecure": isSecure, "isHTTPOnly": isHTTPOnly, "expiresAt": expiresAt as Any,
+        ])
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+@Suite("Cookies: kept per session when asked, sent back as RFC 6265 scopes them, values never shown")
+struct CookieTests {
+    /// A session with a cookie jar whose host names all reach the test server on 127.0.0.1.
+    static func jar(_ server: DemoServer, names: [String] = [], _ configure: (inout Configuration) -> Void = { _ in }) -> Session {
+        makeSession(server) {
+            $0.cookies = .inMemory
+            $0.hostOverrides = names.map { .init(host: $0, port: server.port, address: "127.0.0.1") }
+            configure(&$0)
+        }
+    }
+
+    /// The cookies a request to `url` carried, as the server saw them: name to value.
+    static func sent(_ session: Session, _ url: String) async throws -> [String: String] {
+        let header = try await session.get(url).decode(Echo.self).headerValues("Cookie")
+        var cookies: [String: String] = [:]
+        for pair in header.flatMap({ $0.split(separator: ";") }) {
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            cookies[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
+        }
+        return cookies
+    }
+
+    /// An endpoint whose answer sets these cookies.
+    static func setting(_ cookies: String...) -> String {
+        "response-headers?" + cookies.map { "Set-Cookie=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+            .joined(separator: "&")
+    }
+
+    @Test("by default a session keeps no cookie: Set-Cookie is ignored and nothing goes back")
+    func noneByDefault() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let redirected = try await session.get("cookies/set", parameters: ["session": "abc"]).decode(Echo.self)
+        #expect(redirected.path == "/echo" && redirected.header("Cookie") == nil)
+        #expect(try await Self.sent(session, "echo").isEmpty)
+        #expect(await session.cookies().isEmpty)
+    }
+
+    @Test("cookies a redirect sets go with the hop it leads to and every later request, in their session only")
+    func keptAndSentBack() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server)
+        let redirected = try await session.get("cookies/set", parameters: ["session": "abc", "theme": "dark"]).decode(Echo.self)
+        #expect(redirected.path == "/echo")
+        #expect(redirected.headerValues("Cookie").count == 1)
+        #expect(try await Self.sent(session, "echo") == ["session": "abc", "theme": "dark"])
+        // Concurrent requests read the same jar.
+        let all = try await withThrowingTaskGroup(of: [String: String].self) { group in
+            for _ in 0..<8 { group.addTask { try await Self.sent(session, "echo") } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(all.count == 8 && all.allSatisfy { $0 == ["session": "abc", "theme": "dark"] })
+        // A request's own Cookie header joins the jar's in the one Cookie field RFC 6265 allows,
+        // for that request only.
+        let own = try await session.get("echo", headers: ["Cookie": "mine=1"]).decode(Echo.self)
+        #expect(own.headerValues("Cookie") == ["session=abc; theme=dark; mine=1"])
+        #expect(try await Self.sent(session, "echo") == ["session": "abc", "theme": "dark"])
+        // A new value replaces the old; another session has its own jar.
+        _ = try await session.get("cookies/set", parameters: ["theme": "light"])
+        #expect(try await Self.sent(session, "echo") == ["session": "abc", "theme": "light"])
+        #expect(try await Self.sent(Self.jar(server), "echo").isEmpty)
+    }
+
+    @Test("scope: under its path only, to its host only (not another name for the server), Max-Age=0 removes it")
+    func scope() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test", "other.test"])
+        let api = "http://api.test:\(server.port)/"
+        _ = try await session.get(api + Self.setting("deep=1; Path=/echo/deep", "host=1; Path=/", "gone=1; Path=/"))
+        #expect(try await Self.sent(session, api + "echo") == ["host": "1", "gone": "1"])
+        #expect(try await Self.sent(session, api + "echo/deep/er") == ["deep": "1", "host": "1", "gone": "1"])
+        #expect(try await Self.sent(session, "http://other.test:\(server.port)/echo").isEmpty)
+        _ = try await session.get(api + Self.setting("gone=; Max-Age=0; Path=/"))
+        #expect(try await Self.sent(session, api + "echo") == ["host": "1"])
+    }
+
+    @Test("a Domain cookie goes to the domain's hosts; one for another domain or a public suffix (co.uk) is refused")
+    func domains() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["a.api.test", "b.api.test", "evil.test", "shop.co.uk", "other.co.uk"])
+        let port = server.port
+        _ = try await session.get("http://a.api.test:\(port)/" + Self.setting("shared=1; Domain=api.test; Path=/", "stolen=1; Domain=evil.test; Path=/"))
+        #expect(try await Self.sent(session, "http://b.api.test:\(port)/echo") == ["shared": "1"])
+        #expect(try await Self.sent(session, "http://evil.test:\(port)/echo").isEmpty)
+        _ = try await session.get("http://shop.co.uk:\(port)/" + Self.setting("suffix=1; Domain=co.uk; Path=/"))
+        #expect(try await Self.sent(session, "http://other.co.uk:\(port)/echo").isEmpty)
+        #expect(try await Self.sent(session, "http://shop.co.uk:\(port)/echo").isEmpty)
+    }
+
+    @Test("a Secure cookie is taken and sent over https only, ports aside")
+    func secure() async throws {
+        let plain = try await TestServer.shared()
+        let tls = try await DemoServer.start(tls: try TLSIdentity.selfSigned(names: ["api.test"], addresses: ["127.0.0.1"]))
+        let session = makeSession(plain) {
+            $0.cookies = .inMemory
+            $0.trust.selfSignedHosts = ["api.test"]
+            $0.hostOverrides = [
+                .init(host: "api.test", port: plain.port, address: "127.0.0.1"),
+                .init(host: "api.test", port: tls.port, address: "127.0.0.1"),
+            ]
+        }
+        let secure = "https://api.test:\(tls.port)/"
+        let insecure = "http://api.test:\(plain.port)/"
+        _ = try await session.get(secure + Self.setting("token=s3cret; Secure; HttpOnly; Path=/", "plain=1; Path=/"))
+        #expect(try await Self.sent(session, secure + "echo") == ["token": "s3cret", "plain": "1"])
+        #expect(try await Self.sent(session, insecure + "echo") == ["plain": "1"])
+        // Over plain http a server cannot set a Secure cookie.
+        _ = try await session.get(insecure + Self.setting("forged=1; Secure; Path=/"))
+        #expect(try await Self.sent(session, secure + "echo") == ["token": "s3cret", "plain": "1"])
+        try await tls.stop()
+    }
+
+    @Test("cookies() lists the jar with its attributes; no description or dump shows a value; removeAllCookies empties it")
+    func listAndRemove() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test"])
+        let api = "http://api.test:\(server.port)/"
+        _ = try await session.get(api + Self.setting("sid=s3cret-value; HttpOnly; Path=/", "pref=x; Max-Age=3600; Domain=api.test; Path=/echo"))
+        let cookies = await session.cookies().sorted { $0.name < $1.name }
+        #expect(cookies.map(\.name) == ["pref", "sid"])
+        let (pref, sid) = (cookies[0], cookies[1])
+        #expect(sid.value == "s3cret-value" && sid.domain == "api.test" && !sid.includesSubdomains && sid.path == "/")
+        #expect(sid.isHTTPOnly && !sid.isSecure && sid.expiresAt == nil)
+        #expect(pref.includesSubdomains && pref.path == "/echo" && !pref.isHTTPOnly)
+        let lifetime = (pref.expiresAt?.timeIntervalSinceNow ?? 0)
+        #expect(lifetime > 3500 && lifetime <= 3600)
+        var dumped = ""
+        dump(cookies, to: &dumped)
+        for text in [sid.description, sid.debugDescription, "\(cookies)", dumped] {
+            #expect(!text.contains("s3cret"), "\(text)")
+        }
+        #expect(sid.description == "Cookie(sid=…, host api.test, path /, HttpOnly, expires with the session)")
+        await session.removeAllCookies()
+        #expect(await session.cookies().isEmpty)
+        #expect(try await Self.sent(session, api + "echo").isEmpty)
+    }
+}
