@@ -182,15 +182,23 @@ public struct Configuration: Sendable {
         case none
         /// A jar in memory, for this session alone, as a browser or `URLSession` keeps one.
         /// libcurl's cookie engine stores what each `Set-Cookie` says (a redirect's included)
-        /// and sends each cookie back as RFC 6265 scopes it: to its host, or its domain when
-        /// the cookie names one (never a public suffix such as `co.uk`, by libpsl); under its
-        /// path; over `https` only when it is `Secure`; until it expires. Ports are not part of
-        /// a cookie's scope (RFC 6265). The jar goes with the session; ``Session/cookies()``
-        /// lists it and ``Session/removeAllCookies()`` empties it (at sign-out, say). With
-        /// another transport (`StubTransport`), no cookie is kept.
+        /// and sends each cookie back as RFC 6265 scopes it:
+        /// - to its host, or its domain when the cookie names one, never a public suffix such
+        ///   as `co.uk` (when libcurl is built with libpsl, as Debian's and most are; without it,
+        ///   only a domain without a dot is refused);
+        /// - under its path;
+        /// - when it is `Secure`, over `https` only, where alone it can be set (libcurl counts
+        ///   `localhost`, `127.0.0.1` and `::1` as secure over plain `http` too);
+        /// - until it expires.
+        ///
+        /// Ports are not part of a cookie's scope (RFC 6265). The jar goes with the session, and
+        /// serves its token refreshes too; ``Session/cookies()`` lists it and
+        /// ``Session/removeAllCookies()`` empties it (at sign-out, say). With another transport
+        /// (`StubTransport`), no cookie is kept.
         ///
         /// A request that sets its own `Cookie` header sends those cookies after the jar's, in
-        /// the one `Cookie` field; they are not kept.
+        /// the one `Cookie` field (a name in both is sent twice), and they are not kept. libcurl
+        /// stops adding cookies at about 8 KB of them, the request's own included.
         case inMemory
     }
 

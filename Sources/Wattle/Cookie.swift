@@ -34,6 +34,21 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// long as the session.
     public var expiresAt: Date?
 
+    /// Creates a cookie (for comparing with ``Session/cookies()`` in tests, say).
+    public init(
+        name: String, value: String, domain: String, includesSubdomains: Bool = false, path: String = "/",
+        isSecure: Bool = false, isHTTPOnly: Bool = false, expiresAt: Date? = nil
+    ) {
+        self.name = name
+        self.value = value
+        self.domain = domain
+        self.includesSubdomains = includesSubdomains
+        self.path = path
+        self.isSecure = isSecure
+        self.isHTTPOnly = isHTTPOnly
+        self.expiresAt = expiresAt
+    }
+
     /// Reads one line of libcurl's cookie list (Netscape format: domain, subdomains, path,
     /// secure, expiry, name and value, tab-separated; `#HttpOnly_` before the domain of an
     /// HttpOnly cookie). Nil for a line that is not one.

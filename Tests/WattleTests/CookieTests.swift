@@ -106,13 +106,48 @@ struct CookieTests {
         }
         let secure = "https://api.test:\(tls.port)/"
         let insecure = "http://api.test:\(plain.port)/"
+        defer { Task { try? await tls.stop() } }
         _ = try await session.get(secure + Self.setting("token=s3cret; Secure; HttpOnly; Path=/", "plain=1; Path=/"))
         #expect(try await Self.sent(session, secure + "echo") == ["token": "s3cret", "plain": "1"])
         #expect(try await Self.sent(session, insecure + "echo") == ["plain": "1"])
         // Over plain http a server cannot set a Secure cookie.
         _ = try await session.get(insecure + Self.setting("forged=1; Secure; Path=/"))
         #expect(try await Self.sent(session, secure + "echo") == ["token": "s3cret", "plain": "1"])
-        try await tls.stop()
+    }
+
+    @Test("a request's own Host header scopes its cookies, and neither it nor they follow to the next request or another origin")
+    func customHost() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test", "other.test"])
+        let port = server.port
+        // As libcurl does, cookies are stored for the name the Host header gives.
+        _ = try await session.send(Request(
+            "http://other.test:\(port)/" + Self.setting("bank=s3cret; Path=/"), headers: ["Host": "api.test:\(port)"]))
+        #expect(try await Self.sent(session, "http://api.test:\(port)/echo") == ["bank": "s3cret"])
+        // The next requests, on whatever handle, pick cookies by their own host.
+        for _ in 0..<3 {
+            #expect(try await Self.sent(session, "http://other.test:\(port)/echo").isEmpty)
+        }
+        // A redirect to another origin drops the Host header, and the cookies chosen by it.
+        let hop = try await session.send(Request(
+            "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
+            headers: ["Host": "api.test:\(port)"])).decode(Echo.self)
+        #expect(hop.header("Host") == "other.test:\(port)" && hop.header("Cookie") == nil)
+    }
+
+    @Test("a request's own Cookie header is not carried to another origin by a redirect, nor kept in the jar")
+    func ownCookieAcrossOrigins() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test", "other.test"])
+        let port = server.port
+        let hop = try await session.send(Request(
+            "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
+            headers: ["Cookie": "mine=s3cret"])).decode(Echo.self)
+        #expect(hop.header("Cookie") == nil)
+        #expect(await session.cookies().isEmpty)
+        // An empty Cookie header adds nothing, not an empty field.
+        #expect(try await session.send(Request("http://api.test:\(port)/echo", headers: ["Cookie": ""])).decode(Echo.self)
+            .header("Cookie") == nil)
     }
 
     @Test("cookies() lists the jar with its attributes; no description or dump shows a value; removeAllCookies empties it")
@@ -127,6 +162,7 @@ struct CookieTests {
         #expect(sid.value == "s3cret-value" && sid.domain == "api.test" && !sid.includesSubdomains && sid.path == "/")
         #expect(sid.isHTTPOnly && !sid.isSecure && sid.expiresAt == nil)
         #expect(pref.includesSubdomains && pref.path == "/echo" && !pref.isHTTPOnly)
+        #expect(sid == Cookie(name: "sid", value: "s3cret-value", domain: "api.test", isHTTPOnly: true))
         let lifetime = (pref.expiresAt?.timeIntervalSinceNow ?? 0)
         #expect(lifetime > 3500 && lifetime <= 3600)
         var dumped = ""

@@ -79,9 +79,10 @@ struct StreamTests {
     @Test("a slow reader holds the server back: 8 MB (4 over HTTP/2) arrive whole and in order with at most about 1 MB held, and waiting for the reader is no stall")
     func backPressure() async throws {
         // The reader is away for two and a half stall timeouts: the transfer pauses, and is not
-        // failed. (4 s: with every suite running on two cores, the test server, in this
-        // process, has left a running transfer silent for 2 s.)
-        let stall = promptBound(seconds: 4)
+        // failed. (8 s: with every suite running on two cores, the test server, in this
+        // process, has left a running transfer silent for 2 s, and in another `make test`
+        // for 4 s, after the reader came back.)
+        let stall = promptBound(seconds: 8)
         let plain = makeSession(try await TestServer.shared()) { $0.timeouts.stall = stall }
         let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
         let h2 = tlsSession {

@@ -385,7 +385,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         transfer.releaseHandle()
         // libcurl keeps its copy of a request body until the option is set again.
         if transfer.request.hasBody { handle.forgetBody() }
-        if idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
+        if !handle.isSpent, idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
     }
 
     private func complete(_ transfer: CurlTransfer, with result: Result<CurlTransfer.Completed, WattleError>) {

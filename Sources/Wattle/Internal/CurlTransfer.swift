@@ -245,13 +245,24 @@ final class CurlTransfer: @unchecked Sendable {
         // Headers: ours, then curl's defaults switched off where we decide. With a cookie jar,
         // the request's own `Cookie` fields go to CURLOPT_COOKIE, which libcurl adds to the jar's
         // cookies in one `Cookie` field (RFC 6265 allows one); left in the list they were a
-        // second field. The option stays on the handle, so the handle is reset before reuse.
+        // second field. Every transfer sets the option, to its cookies or none.
         var headers = request.headers
-        if handle.keepsCookies, headers.contains("Cookie") {
-            let own = headers.values(for: "Cookie").joined(separator: "; ")
-            headers.remove("Cookie")
-            check(wattle_curl_easy_setopt_string(easy, CURLOPT_COOKIE, own), "COOKIE")
-            handle.needsReset = true
+        if handle.keepsCookies {
+            var own: [String] = []
+            if headers.contains("Cookie") {
+                own = headers.values(for: "Cookie").filter { !$0.isEmpty }
+                headers.remove("Cookie")
+            }
+            if own.isEmpty {
+                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_COOKIE, nil), "COOKIE")
+            } else {
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_COOKIE, own.joined(separator: "; ")), "COOKIE")
+            }
+            // libcurl (7.88; fixed upstream in April 2026, curl PR 21312) picks and stores
+            // cookies for a custom `Host` header's name, and keeps that name for the handle's
+            // later transfers, through curl_easy_reset: a later request to another host would
+            // get that host's cookies. Such a handle is not kept.
+            if headers.contains("Host") { handle.isSpent = true }
         }
         do {
             let list = try handle.headerList(for: headers, hasBody: request.hasBody)

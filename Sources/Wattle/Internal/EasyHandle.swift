@@ -12,13 +12,17 @@ import CCurl
 /// sets every option that can differ between transfers (see `CurlTransfer.configure`), so no
 /// option of one transfer can leak into the next without a `curl_easy_reset`, which frees and
 /// copies every option again. The one exception, a CA blob for a trusted certificate, marks the
-/// handle for a reset before its next use.
+/// handle for a reset before its next use; a custom `Host` header in a session with a cookie
+/// jar, whose trace no reset clears, marks it spent.
 final class EasyHandle {
     let easy: UnsafeMutableRawPointer
     /// `CURLOPT_ERRORBUFFER`: libcurl's readable message for a failure.
     let errorBuffer: UnsafeMutablePointer<CChar>
     /// The last transfer set options that the next one would not overwrite.
     var needsReset = false
+    /// The handle holds state no reset clears (see `CurlTransfer.configure`): freed after its
+    /// transfer instead of kept.
+    var isSpent = false
     /// The header list of the last transfer, and what it was built from: reused when the next
     /// transfer sends the same fields (the common case for an API client).
     private(set) var headerList: UnsafeMutablePointer<curl_slist>?

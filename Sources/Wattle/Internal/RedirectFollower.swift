@@ -60,6 +60,9 @@ enum RedirectFollower {
             for field in next.headers where isCredential(field.name, configuration) {
                 next.headers.remove(field.name)
             }
+            // A `Host` header names the origin it was written for; the next one gets its own
+            // (as curl does; with a cookie jar, libcurl would also pick cookies by it).
+            next.headers.remove("Host")
         }
         return next
     }
