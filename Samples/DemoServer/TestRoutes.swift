@@ -108,13 +108,14 @@ enum TestRoutes {
     /// `/basic-auth/{user}/{password}`: checks the request's Basic credentials as a server does,
     /// decoding the header (any case of the scheme, RFC 7617) and comparing the bytes.
     static func basicAuth(_ request: RouteRequest, user: String, password: String) -> RouteOutcome {
-        let expected = Array("\(user.removingPercentEncoding ?? user):\(password.removingPercentEncoding ?? password)".utf8)
+        let user = user.removingPercentEncoding ?? user
+        let expected = Array("\(user):\(password.removingPercentEncoding ?? password)".utf8)
         let header = request.headers.first { $0.0.lowercased() == "authorization" }?.1 ?? ""
         let words = header.split(separator: " ", maxSplits: 1)
         if words.count == 2, words[0].lowercased() == "basic", let sent = Data(base64Encoded: String(words[1])),
             Array(sent) == expected
         {
-            return json(200, ["authenticated": true, "user": user.removingPercentEncoding ?? user])
+            return json(200, ["authenticated": true, "user": user])
         }
         return json(401, ["authenticated": false], headers: [("WWW-Authenticate", #"Basic realm="wattle-test", charset="UTF-8""#)])
     }

@@ -14,7 +14,7 @@ extension Session {
     /// let signedIn = await session.cookies().contains { $0.name == "sessionid" }
     /// ```
     public func cookies() async -> [Cookie] {
-        guard configuration.cookies == .inMemory, let engine = (transport as? CurlTransport)?.engine else { return [] }
+        guard let engine = cookieEngine else { return [] }
         let lines = await engine.withHandle { handle -> [String] in
             guard let handle else { return [] }
             var list: UnsafeMutableRawPointer?
@@ -36,9 +36,14 @@ extension Session {
     /// Forgets every cookie the session keeps, as signing out of a cookie-based API should.
     /// Requests already under way may still store cookies their responses set.
     public func removeAllCookies() async {
-        guard configuration.cookies == .inMemory, let engine = (transport as? CurlTransport)?.engine else { return }
+        guard let engine = cookieEngine else { return }
         await engine.withHandle { handle in
             if let handle { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, "ALL") }
         }
+    }
+
+    /// The engine holding the session's cookie jar; nil when the session keeps no cookies.
+    private var cookieEngine: CurlEngine? {
+        configuration.cookies == .inMemory ? (transport as? CurlTransport)?.engine : nil
     }
 }
