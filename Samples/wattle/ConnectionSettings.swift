@@ -88,6 +88,13 @@ struct ConnectionSettings: Equatable, Sendable {
         return configuration
     }
 
+    /// The keychain item of `--session NAME`'s cookie jar for an origin (httpie keeps a
+    /// session per host too), in the keychain holding the tokens.
+    func cookieJar(named name: String, origin: URL) throws -> KeychainCookieJar {
+        guard !name.isEmpty else { throw CLIError.usage("--session needs a name") }
+        return KeychainCookieJar(name: "\(origin.absoluteString)#\(name)", store: try keychainStore())
+    }
+
     /// The origin a URL or endpoint belongs to, given the base URL.
     func origin(of endpoint: String) throws -> URL {
         let url = try Request(endpoint).url(relativeTo: resolvedBaseURL)

@@ -46,11 +46,19 @@ struct RequestCommand: AsyncParsableCommand {
             """)
     var stream = false
 
+    @Option(
+        help: """
+            Keep cookies between runs under NAME, for the URL's origin: the jar's are sent, and those the server \
+            sets are stored back, sealed in the keychain (as httpie's --session). wattle session clear NAME URL \
+            forgets them.
+            """)
+    var session: String?
+
     /// The parsed command as plain values.
     var invocation: RequestInvocation {
         RequestInvocation(
             words: words, connection: connection.settings, verbose: verbose, output: output, follow: follow, form: form,
-            ignoreStdin: ignoreStdin, stream: stream, auth: auth)
+            ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session)
     }
 
     func run() async throws {

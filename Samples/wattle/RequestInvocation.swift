@@ -28,6 +28,8 @@ struct RequestInvocation: Equatable, Sendable {
     var stream = false
     /// `-a`, `--auth`: `USER[:PASSWORD]`.
     var auth: String?
+    /// `--session`: the name of the cookie jar kept for the URL's origin.
+    var session: String?
 
     /// A request ready to go: what `prepare()` builds before anything is sent.
     struct Prepared: Sendable {
@@ -122,7 +124,9 @@ struct RequestInvocation: Equatable, Sendable {
         request.method = method ?? (body == nil ? .get : .post)
         if let body { request.body = body }
 
-        var configuration = try connection.configuration(origin: try connection.origin(of: endpoint), createKeychain: false)
+        let origin = try connection.origin(of: endpoint)
+        var configuration = try connection.configuration(origin: origin, createKeychain: false)
+        if let session { configuration.cookies = .keychain(try connection.cookieJar(named: session, origin: origin)) }
         if follow { configuration.redirects = .follow(maximumHops: 10) }
         // A download or a stream has no total timeout unless its request sets one: --timeout
         // is the request's, so that it bounds those too.

@@ -200,6 +200,34 @@ public struct Configuration: Sendable {
         /// the one `Cookie` field (a name in both is sent twice), and they are not kept. libcurl
         /// stops adding cookies at about 8 KB of them, the request's own included.
         case inMemory
+        /// A jar as ``inMemory`` keeps it, also kept sealed in a keychain item, so that the
+        /// next session (the next run of a program) starts with it, as a browser's or
+        /// `curl -b jar -c jar` does:
+        ///
+        /// ```swift
+        /// $0.cookies = .keychain(KeychainCookieJar(name: "intranet"))
+        /// ```
+        ///
+        /// The item is read before the session's first request (and before
+        /// ``Session/cookies()``); a request that finds it unreadable (a locked keychain, say)
+        /// fails with ``WattleError/cookieJar(reason:)``, unsent, and the next one tries again:
+        /// the stored cookies are never replaced by a jar that did not start from them. After
+        /// each response that sets a cookie, the whole jar is written back, before the request
+        /// returns; a write that fails is logged as an error and tried again after the next
+        /// such response. Cookies without an expiry are kept too, as `curl -c` and httpie's
+        /// sessions keep them; ``Session/removeAllCookies()`` empties the item as well.
+        ///
+        /// Two sessions (or processes) sharing one item do not merge their jars: the last to
+        /// write one replaces the other's.
+        case keychain(KeychainCookieJar)
+
+        /// Whether libcurl's cookie engine runs for the session.
+        var keepsCookies: Bool { self != .none }
+
+        /// The keychain item holding the jar, when there is one.
+        var persistentJar: KeychainCookieJar? {
+            if case .keychain(let jar) = self { jar } else { nil }
+        }
     }
 
     /// Whether and how far redirects are followed.

@@ -11,7 +11,7 @@ public import Foundation
 /// description and mirror never show it:
 ///
 /// ```swift
-/// for cookie in await session.cookies() { print(cookie) }
+/// for cookie in try await session.cookies() { print(cookie) }
 /// // Cookie(session=…, host 127.0.0.1, path /, secure, HttpOnly, expires with the session)
 /// ```
 public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
@@ -66,6 +66,52 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         expiresAt = expiry == 0 ? nil : Date(timeIntervalSince1970: TimeInterval(expiry))
         name = String(fields[5])
         value = fields.count == 7 ? String(fields[6]) : ""
+    }
+
+    /// The cookie as a line of libcurl's cookie list, for ``Session/addCookies(_:)``; the
+    /// reverse of ``init(netscapeLine:)``.
+    ///
+    /// - Throws: ``WattleError/cookieJar(reason:)`` for a field the line or a `Cookie` header
+    ///   cannot carry: an empty name or one that is not an RFC 9110 token, a value with a
+    ///   control character or `;`, a domain that is not a host name, a path that does not
+    ///   start with `/` or has a control character or `;`. The reason never shows the value.
+    func netscapeLine() throws(WattleError) -> String {
+        let shownName = Redaction.escaped(name)
+        guard !name.isEmpty else { throw .cookieJar(reason: "a cookie's name is empty") }
+        if let bad = name.utf8.first(where: { !HTTPHeaders.isTokenByte($0) }) {
+            throw .cookieJar(reason: "the cookie name \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a name cannot")
+        }
+        if let bad = value.utf8.first(where: Self.isRefusedInValue) {
+            throw .cookieJar(reason: "the value of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a cookie cannot carry")
+        }
+        var host = Substring(domain.lowercased())
+        if host.hasPrefix(".") { host = host.dropFirst() }   // RFC 6265 ignores a leading dot
+        guard !host.isEmpty, host.utf8.allSatisfy(Self.isHostByte) else {
+            throw .cookieJar(reason: "the domain \"\(Redaction.escaped(domain))\" of the cookie \"\(shownName)\" is not a host name")
+        }
+        guard path.hasPrefix("/") else {
+            throw .cookieJar(reason: "the path \"\(Redaction.escaped(path))\" of the cookie \"\(shownName)\" does not start with /")
+        }
+        if let bad = path.utf8.first(where: Self.isRefusedInValue) {
+            throw .cookieJar(reason: "the path of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad))")
+        }
+        let expiry = expiresAt.map { max(1, Int64($0.timeIntervalSince1970.rounded(.up))) } ?? 0
+        let field = { (flag: Bool) in flag ? "TRUE" : "FALSE" }
+        return "\(isHTTPOnly ? "#HttpOnly_" : "")\(includesSubdomains ? "." : "")\(host)\t\(field(includesSubdomains))\t\(path)\t"
+            + "\(field(isSecure))\t\(expiry)\t\(name)\t\(value)"
+    }
+
+    /// Control characters (a tab ends a field of the line) and `;` (ends a cookie in the header).
+    private static func isRefusedInValue(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: ";")
+    }
+
+    /// Letters, digits, `-`, `.`, `_`, and `:`, `[`, `]` of an IPv6 literal.
+    private static func isHostByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "-._:[]".utf8.contains(byte)
+        }
     }
 
     /// `Cookie(name=…, host example.com, path /, secure, expires in 3600 s)`: never the value.

@@ -67,6 +67,10 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     case authenticationFailed(reason: String)
     /// A file for a download could not be created, written or moved into place.
     case fileError(path: String, reason: String)
+    /// The session's cookie jar could not be read or written
+    /// (``Configuration/CookieStorage/keychain(_:)``), or a cookie given to
+    /// ``Session/addCookies(_:)`` was refused. `reason` never contains a cookie's value.
+    case cookieJar(reason: String)
     /// Any other transport failure: libcurl's code and its message.
     case transport(code: Int, message: String)
 
@@ -147,6 +151,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
             "Authentication failed: \(reason)."
         case .fileError(let path, let reason):
             "File error at \(path): \(reason)."
+        case .cookieJar(let reason):
+            "Cookie jar: \(reason)."
         case .transport(let code, let message):
             "Transport error \(code): \(message)."
         }

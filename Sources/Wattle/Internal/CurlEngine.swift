@@ -82,7 +82,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_SSL_SESSION.rawValue))
         _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_DNS.rawValue))
         // The session's cookie jar: every handle of the engine (all on its one thread) uses it.
-        let keepsCookies = configuration.cookies == .inMemory
+        let keepsCookies = configuration.cookies.keepsCookies
         if keepsCookies {
             _ = wattle_curl_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
         }

@@ -1,0 +1,177 @@
+import CCurl
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import Logging
+import WattleKeychain
+
+/// Keeps an engine's cookie jar in a keychain item (``Configuration/CookieStorage/keychain(_:)``):
+/// reads it into the jar once, before the first request, and writes the jar back after each
+/// response that set a cookie.
+///
+/// Keychain work runs on Swift's global executor, never on the engine thread (a task of
+/// ``Session/withNetworkThreadExecutor(isolation:_:)`` runs there). Writes run one at a time,
+/// each reading the jar just before it writes, so a slower write never replaces a newer jar;
+/// a request whose cookies a later write already covered does not write again.
+final class PersistentCookieJar: Sendable {
+    let item: KeychainCookieJar
+    private let engine: CurlEngine
+    private let logger: Logger
+    private let state = PThreadLocked(State())
+
+    private struct State {
+        /// The stored jar has been read into the engine's (or emptied by `removeAll`).
+        var loaded = false
+        /// The read under way, shared by the requests waiting for it.
+        var loading: Task<WattleError?, Never>?
+        /// Changes to the jar that need writing: responses that set a cookie, additions, removals.
+        var changes = 0
+        /// The changes the last successful write covered.
+        var saved = 0
+        /// The last write asked for; the next one starts after it.
+        var lastWrite: Task<WattleError?, Never>?
+    }
+
+    /// The first line of the stored form, as in curl's cookie files.
+    static let header = "# Netscape HTTP Cookie File"
+
+    init(item: KeychainCookieJar, engine: CurlEngine, logger: Logger) {
+        self.item = item
+        self.engine = engine
+        self.logger = logger
+    }
+
+    /// Reads the stored jar into the engine's, once; requests arriving meanwhile wait for the
+    /// same read. A read that fails is not remembered: the next call tries again.
+    func ensureLoaded() async throws(WattleError) {
+        let read = state.withLock { state -> Task<WattleError?, Never>? in
+            if state.loaded { return nil }
+            if let loading = state.loading { return loading }
+            let loading = Task(executorPreference: globalConcurrentExecutor) { await self.load() }
+            state.loading = loading
+            return loading
+        }
+        if let read, let error = await read.value { throw error }
+    }
+
+    private func load() async -> WattleError? {
+        let lines: [String]
+        do {
+            lines = try Self.lines(in: try item.keychain.data(forKey: item.key), item: item)
+        } catch {
+            state.withLock { $0.loading = nil }
+            return error as? WattleError ?? .cookieJar(reason: "cannot read the stored jar \(item): \(error)")
+        }
+        let added = await engine.withHandle { handle -> Bool in
+            guard let handle else { return false }
+            return lines.allSatisfy { wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, $0) == CURLE_OK }
+        }
+        state.withLock { state in
+            state.loading = nil
+            state.loaded = added
+        }
+        return added ? nil : .cookieJar(reason: "the session has stopped, or libcurl could not take the stored cookies")
+    }
+
+    /// The cookie lines of a stored jar (nil: none stored). Every line must read as a cookie:
+    /// only those reach `CURLOPT_COOKIELIST`, which takes words such as `ALL` as commands.
+    static func lines(in data: Data?, item: KeychainCookieJar) throws(WattleError) -> [String] {
+        guard let data else { return [] }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw .cookieJar(reason: "the stored jar \(item) is damaged (not UTF-8); removeAllCookies() empties it")
+        }
+        var lines: [String] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if line.isEmpty || (line.hasPrefix("#") && !line.hasPrefix("#HttpOnly_")) { continue }
+            guard Cookie(netscapeLine: String(line)) != nil else {
+                throw .cookieJar(reason: "the stored jar \(item) is damaged (line \(number + 1)); removeAllCookies() empties it")
+            }
+            lines.append(String(line))
+        }
+        return lines
+    }
+
+    /// Writes the jar after a response that set a cookie; a failure is logged (the cookies
+    /// stay in memory and the next write tries again), not thrown: the response stands.
+    func saveAfterResponse(url: URL) async {
+        do {
+            try await save()
+        } catch {
+            logger.error("the cookies \(Redaction.url(url.absoluteString)) set could not be kept: \(error)")
+        }
+    }
+
+    /// Writes the jar as it is now, after any write already asked for.
+    func save() async throws(WattleError) {
+        let write = state.withLock { state -> Task<WattleError?, Never> in
+            state.changes += 1
+            let ticket = state.changes
+            let previous = state.lastWrite
+            let write = Task(executorPreference: globalConcurrentExecutor) { () -> WattleError? in
+                _ = await previous?.value
+                return await self.write(for: ticket)
+            }
+            state.lastWrite = write
+            return write
+        }
+        if let error = await write.value { throw error }
+    }
+
+    /// Reads the jar from the engine and stores it, unless a write since `ticket` was asked
+    /// for has stored it already.
+    private func write(for ticket: Int) async -> WattleError? {
+        guard let covering = state.withLock({ $0.saved >= ticket ? nil : $0.changes }) else { return nil }
+        // Nil once the engine has stopped: nothing is written then (an empty jar would erase
+        // the stored one).
+        guard let listed = await engine.withHandle({ handle in handle.flatMap(Self.cookieList) }) else {
+            return .cookieJar(reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
+        }
+        let now = Date()
+        let lines = listed.filter { line in
+            guard let cookie = Cookie(netscapeLine: line) else { return false }
+            return cookie.expiresAt.map { $0 > now } ?? true
+        }
+        do {
+            if lines.isEmpty {
+                try item.keychain.removeValue(forKey: item.key)
+            } else {
+                let text = ([Self.header] + lines).joined(separator: "\n") + "\n"
+                try item.keychain.set(Data(text.utf8), forKey: item.key)
+            }
+        } catch {
+            return .cookieJar(reason: "cannot store the jar in \(item): \(error)")
+        }
+        state.withLock { $0.saved = max($0.saved, covering) }
+        return nil
+    }
+
+    /// Empties the jar and the stored item, after any read under way (whose cookies would
+    /// otherwise come back).
+    func removeAll() async throws(WattleError) {
+        if let loading = state.withLock({ $0.loading }) { _ = await loading.value }
+        state.withLock { $0.loaded = true }
+        await engine.withHandle { handle in
+            if let handle { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, "ALL") }
+        }
+        try await save()
+    }
+
+    /// libcurl's cookie list (`CURLINFO_COOKIELIST`), one Netscape line per cookie; nil when
+    /// libcurl could not list them (out of memory). Engine thread only.
+    static func cookieList(_ handle: EasyHandle) -> [String]? {
+        var list: UnsafeMutableRawPointer?
+        guard wattle_curl_easy_getinfo_pointer(handle.easy, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return nil }
+        guard let list else { return [] }
+        let first = list.assumingMemoryBound(to: curl_slist.self)
+        defer { curl_slist_free_all(first) }
+        var lines: [String] = []
+        var node: UnsafeMutablePointer<curl_slist>? = first
+        while let current = node {
+            if let data = current.pointee.data { lines.append(String(cString: data)) }
+            node = current.pointee.next
+        }
+        return lines
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+import WattleKeychain
+import WattleTesting
+
+@Suite("Cookies kept in a keychain: a later session starts with them, sealed on disk, never replaced by a jar that did not read them")
+struct PersistentCookieTests {
+    /// A session whose jar is kept in `jar`, its host names reaching the test server.
+    static func session(_ server: DemoServer, _ jar: KeychainCookieJar, names: [String] = ["api.test"]) -> Session {
+        makeSession(server) {
+            $0.cookies = .keychain(jar)
+            $0.hostOverrides = names.map { .init(host: $0, port: server.port, address: "127.0.0.1") }
+        }
+    }
+
+    static func api(_ server: DemoServer) -> String { "http://api.test:\(server.port)/" }
+
+    @Test("a later session, on the keychain file reopened, sends the cookies back, session cookies and HttpOnly included; the file and its WAL hold no value")
+    func keptAcrossSessions() async throws {
+        let server = try await TestServer.shared()
+        let temporary = try TemporaryKeychain()
+        do {
+            let first = Self.session(server, KeychainCookieJar(name: "intranet", store: temporary.store))
+            _ = try await first.get(Self.api(server) + CookieTests.setting(
+                "sid=s3cret-cookie-value; HttpOnly; Path=/", "pref=dark; Max-Age=3600; Path=/echo", "gone=x; Max-Age=3600"))
+            // Max-Age=0 removes it from the jar, and from the stored one.
+            _ = try await first.get(Self.api(server) + CookieTests.setting("gone=x; Max-Age=0"))
+        }
+        let later = Self.session(server, KeychainCookieJar(name: "intranet", store: try temporary.reopen()))
+        let listed = try await later.cookies().sorted { $0.name < $1.name }
+        #expect(listed.map(\.name) == ["pref", "sid"])
+        #expect(listed.last == Cookie(name: "sid", value: "s3cret-cookie-value", domain: "api.test", isHTTPOnly: true))
+        #expect(try await CookieTests.sent(later, Self.api(server) + "echo") == ["sid": "s3cret-cookie-value", "pref": "dark"])
+        // Another jar name is another jar.
+        let other = Self.session(server, KeychainCookieJar(name: "other", store: try temporary.reopen()))
+        #expect(try await CookieTests.sent(other, Self.api(server) + "echo").isEmpty)
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data("s3cret-cookie-value".utf8)) == nil && bytes.range(of: Data("api.test".utf8)) == nil)
+        }
+    }
+
+    @Test("removeAllCookies empties the jar and removes the stored item")
+    func removeAll() async throws {
+        let server = try await TestServer.shared()
+        let store = KeychainStore.inMemory()
+        let jar = KeychainCookieJar(name: "j", store: store)
+        let session = Self.session(server, jar)
+        _ = try await session.get(Self.api(server) + CookieTests.setting("sid=1"))
+        #expect(try jar.keychain.data(forKey: jar.key) != nil)
+        try await session.removeAllCookies()
+        #expect(try jar.keychain.data(forKey: jar.key) == nil)
+        #expect(try await session.cookies().isEmpty)
+        #expect(try await Self.session(server, jar).cookies().isEmpty)
+    }
+
+    @Test("a jar that cannot be read fails the request, unsent, and is not overwritten; the next request after an unlock reads it")
+    func unreadableJarFailsClosed() async throws {
+        let server = try await TestServer.shared()
+        let temporary = try TemporaryKeychain()
+        // whenUnlocked: a locked store cannot read it.
+        let jar = KeychainCookieJar(name: "j", keychain: Keychain(service: "cookies", store: temporary.store))
+        _ = try await Self.session(server, jar).get(Self.api(server) + CookieTests.setting("sid=stored"))
+        temporary.store.lock()
+        let session = Self.session(server, jar)
+        let unsent = "/never-sent-\(UUID().uuidString)"
+        await #expect {
+            _ = try await session.get("http://api.test:\(server.port)\(unsent)")
+        } throws: { error in
+            guard case .cookieJar(let reason) = error as? WattleError else { return false }
+            return reason.contains("cannot read the stored jar") && reason.contains("KeychainCookieJar(cookies/j)")
+        }
+        #expect(server.stats.hits(unsent) == 0)
+        await #expect(throws: WattleError.self) { try await session.cookies() }
+        try temporary.store.unlock()
+        #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["sid": "stored"])
+    }
+
+    @Test("a damaged item fails requests with cookieJar naming the line, its text never reaching libcurl as a command; removeAllCookies clears it")
+    func damagedItem() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        let good = "api.test\tFALSE\t/\tFALSE\t0\tsid\tv"
+        try jar.keychain.set(Data("# Netscape HTTP Cookie File\n\(good)\nALL\n".utf8), forKey: jar.key)
+        let session = Self.session(server, jar)
+        await #expect {
+            _ = try await session.get(Self.api(server) + "echo")
+        } throws: { error in
+            guard case .cookieJar(let reason) = error as? WattleError else { return false }
+            return reason.contains("damaged (line 3)") && !reason.contains("sid")
+        }
+        try await session.removeAllCookies()
+        _ = try await session.get(Self.api(server) + CookieTests.setting("fresh=1"))
+        #expect(try await Self.session(server, jar).cookies().map(\.name) == ["fresh"])
+    }
+
+    @Test("concurrent responses setting cookies all end up stored: writes run in turn, each with the jar as it is then")
+    func concurrentWrites() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        let session = Self.session(server, jar)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<16 {
+                group.addTask { _ = try await session.get(Self.api(server) + CookieTests.setting("c\(index)=\(index)")) }
+            }
+            try await group.waitForAll()
+        }
+        let stored = try await Self.session(server, jar).cookies()
+        #expect(Set(stored.map(\.name)) == Set((0..<16).map { "c\($0)" }))
+    }
+
+    @Test("addCookies puts checked cookies in the jar and stores them; a bad one is refused, none added, its value never shown")
+    func addCookies() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        let session = Self.session(server, jar, names: ["api.test", "www.api.test"])
+        let refused: [(Cookie, String)] = [
+            (Cookie(name: "", value: "v", domain: "api.test"), "name is empty"),
+            (Cookie(name: "bad name", value: "v", domain: "api.test"), "contains a space"),
+            (Cookie(name: "n", value: "s3cret;x=1", domain: "api.test"), "contains \";\""),
+            (Cookie(name: "n", value: "s3cret\nALL", domain: "api.test"), "contains LF"),
+            (Cookie(name: "n", value: "s3cret\tx", domain: "api.test"), "contains byte 0x9"),
+            (Cookie(name: "n", value: "v", domain: "api.test/x"), "is not a host name"),
+            (Cookie(name: "n", value: "v", domain: "#HttpOnly_api.test"), "is not a host name"),
+            (Cookie(name: "n", value: "v", domain: "bücher.test"), "is not a host name"),
+            (Cookie(name: "n", value: "v", domain: "api.test", path: "echo"), "does not start with /"),
+        ]
+        for (cookie, expected) in refused {
+            await #expect {
+                try await session.addCookies([Cookie(name: "ok", value: "1", domain: "api.test"), cookie])
+            } throws: { error in
+                guard case .cookieJar(let reason) = error as? WattleError else { return false }
+                return reason.contains(expected) && !reason.contains("s3cret")
+            }
+        }
+        #expect(try await session.cookies().isEmpty)
+        #expect(try jar.keychain.data(forKey: jar.key) == nil)
+
+        try await session.addCookies([
+            Cookie(name: "sid", value: "abc", domain: ".API.test", includesSubdomains: true),
+            Cookie(name: "host", value: "1", domain: "api.test", path: "/echo"),
+        ])
+        #expect(try await CookieTests.sent(session, "http://www.api.test:\(server.port)/echo") == ["sid": "abc"])
+        #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["sid": "abc", "host": "1"])
+        // The same name, domain and path replaces; an expiry in the past removes.
+        try await session.addCookies([
+            Cookie(name: "sid", value: "def", domain: "api.test", includesSubdomains: true),
+            Cookie(name: "host", value: "1", domain: "api.test", path: "/echo", expiresAt: Date(timeIntervalSinceNow: -60)),
+        ])
+        #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["sid": "def"])
+        #expect(try await Self.session(server, jar).cookies().map(\.value) == ["def"])
+    }
+
+    @Test("a task on the network thread's executor reads and writes the jar: the keychain work runs elsewhere, nothing waits on itself")
+    func networkThreadExecutor() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        let session = Self.session(server, jar)
+        let sent = try await session.withNetworkThreadExecutor {
+            _ = try await session.get(Self.api(server) + CookieTests.setting("sid=1"))
+            return try await CookieTests.sent(session, Self.api(server) + "echo")
+        }
+        #expect(sent == ["sid": "1"])
+        #expect(try await Self.session(server, jar).cookies().map(\.name) == ["sid"])
+    }
+}
