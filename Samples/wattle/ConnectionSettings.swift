@@ -90,9 +90,12 @@ struct ConnectionSettings: Equatable, Sendable {
 
     /// The keychain item of `--session NAME`'s cookie jar for an origin (httpie keeps a
     /// session per host too), in the keychain holding the tokens.
-    func cookieJar(named name: String, origin: URL) throws -> KeychainCookieJar {
+    /// The store of `configuration`'s token store is used when it has one, so that the file is
+    /// opened once.
+    func cookieJar(named name: String, origin: URL, configuration: Configuration) throws -> KeychainCookieJar {
         guard !name.isEmpty else { throw CLIError.usage("--session needs a name") }
-        return KeychainCookieJar(name: "\(origin.absoluteString)#\(name)", store: try keychainStore())
+        let store = try (configuration.authenticator?.store as? KeychainTokenStore)?.keychain.store ?? keychainStore()
+        return KeychainCookieJar(name: "\(origin.absoluteString)#\(name)", store: store)
     }
 
     /// The origin a URL or endpoint belongs to, given the base URL.

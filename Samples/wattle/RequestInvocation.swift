@@ -126,7 +126,9 @@ struct RequestInvocation: Equatable, Sendable {
 
         let origin = try connection.origin(of: endpoint)
         var configuration = try connection.configuration(origin: origin, createKeychain: false)
-        if let session { configuration.cookies = .keychain(try connection.cookieJar(named: session, origin: origin)) }
+        if let session {
+            configuration.cookies = .keychain(try connection.cookieJar(named: session, origin: origin, configuration: configuration))
+        }
         if follow { configuration.redirects = .follow(maximumHops: 10) }
         // A download or a stream has no total timeout unless its request sets one: --timeout
         // is the request's, so that it bounds those too.

@@ -13,13 +13,16 @@ struct SessionCommand: AsyncParsableCommand {
         abstract: "Show or forget the cookies --session NAME keeps for an API's origin.",
         subcommands: [Show.self, Clear.self])
 
-    /// A session on the jar of `name` for the origin of `url` (else the base URL).
-    static func jarSession(_ name: String, url: String?, connection: ConnectionOptions) throws -> (Session, String) {
+    /// A session on the jar of `name` for the origin of `url` (else the base URL), and the
+    /// jar's name for messages; no session when there is no keychain file (so no cookies).
+    static func jarSession(_ name: String, url: String?, connection: ConnectionOptions) throws -> (Session?, String) {
         let settings = connection.settings
         let origin = try settings.origin(of: url ?? "/")
+        let what = "session \(name) of \(origin.absoluteString)"
+        guard settings.keychainFileExists else { return (nil, what) }
         var configuration = try settings.configuration(origin: origin)
-        configuration.cookies = .keychain(try settings.cookieJar(named: name, origin: origin))
-        return (Session(configuration: configuration), "session \(name) of \(origin.absoluteString)")
+        configuration.cookies = .keychain(try settings.cookieJar(named: name, origin: origin, configuration: configuration))
+        return (Session(configuration: configuration), what)
     }
 
     struct Show: AsyncParsableCommand {
@@ -37,7 +40,7 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 let (session, what) = try SessionCommand.jarSession(name, url: url, connection: connection)
-                let cookies = try await session.cookies()
+                let cookies = try await session?.cookies() ?? []
                 guard !cookies.isEmpty else {
                     printError("no cookies kept for the \(what)")
                     throw ExitCode(ExitStatus.usageOrOther)
@@ -63,7 +66,7 @@ struct SessionCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 let (session, what) = try SessionCommand.jarSession(name, url: url, connection: connection)
-                try await session.removeAllCookies()
+                try await session?.removeAllCookies()
                 print("Forgot the cookies of the \(what).")
             }
         }

@@ -4,8 +4,9 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
-/// A cookie a session keeps (``Configuration/CookieStorage/inMemory``), as
-/// ``Session/cookies()`` lists it.
+/// A cookie a session keeps (``Configuration/CookieStorage/inMemory`` or
+/// ``Configuration/CookieStorage/keychain(_:)``), as ``Session/cookies()`` lists it and
+/// ``Session/addCookies(_:)`` takes it.
 ///
 /// A cookie's value is a credential as often as not (a session cookie is a sign-in), so its
 /// description and mirror never show it:
@@ -71,10 +72,12 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// The cookie as a line of libcurl's cookie list, for ``Session/addCookies(_:)``; the
     /// reverse of ``init(netscapeLine:)``.
     ///
-    /// - Throws: ``WattleError/cookieJar(reason:)`` for a field the line or a `Cookie` header
-    ///   cannot carry: an empty name or one that is not an RFC 9110 token, a value with a
-    ///   control character or `;`, a domain that is not a host name, a path that does not
-    ///   start with `/` or has a control character or `;`. The reason never shows the value.
+    /// - Throws: ``WattleError/cookieJar(reason:)`` for a cookie the line or a `Cookie` header
+    ///   cannot carry, or that libcurl would drop: an empty name or one that is not an RFC 9110
+    ///   token; a value with a control character or `;`; a domain that is not an ASCII host
+    ///   name (IPv6 literals included); a path that does not start with `/` or has a control
+    ///   character or `;`; a `__Secure-` name that is not ``isSecure``, or a `__Host-` one that
+    ///   is not secure, host-only and on path `/` (RFC 6265bis). The reason never shows the value.
     func netscapeLine() throws(WattleError) -> String {
         let shownName = Redaction.escaped(name)
         guard !name.isEmpty else { throw .cookieJar(reason: "a cookie's name is empty") }
@@ -87,7 +90,9 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         var host = Substring(domain.lowercased())
         if host.hasPrefix(".") { host = host.dropFirst() }   // RFC 6265 ignores a leading dot
         guard !host.isEmpty, host.utf8.allSatisfy(Self.isHostByte) else {
-            throw .cookieJar(reason: "the domain \"\(Redaction.escaped(domain))\" of the cookie \"\(shownName)\" is not a host name")
+            throw .cookieJar(
+                reason: "the domain \"\(Redaction.escaped(domain))\" of the cookie \"\(shownName)\" is not a host name "
+                    + "(letters, digits, - and .; an internationalized name in its xn-- form)")
         }
         guard path.hasPrefix("/") else {
             throw .cookieJar(reason: "the path \"\(Redaction.escaped(path))\" of the cookie \"\(shownName)\" does not start with /")
@@ -95,10 +100,34 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         if let bad = path.utf8.first(where: Self.isRefusedInValue) {
             throw .cookieJar(reason: "the path of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad))")
         }
-        let expiry = expiresAt.map { max(1, Int64($0.timeIntervalSince1970.rounded(.up))) } ?? 0
+        // libcurl drops these silently otherwise (and compares the prefixes case-sensitively).
+        if name.hasPrefix("__Secure-"), !isSecure {
+            throw .cookieJar(reason: "the cookie \"\(shownName)\" has the __Secure- prefix, so it must be secure")
+        }
+        if name.hasPrefix("__Host-"), !isSecure || includesSubdomains || path != "/" {
+            throw .cookieJar(reason: "the cookie \"\(shownName)\" has the __Host- prefix, so it must be secure, host-only and on path /")
+        }
         let field = { (flag: Bool) in flag ? "TRUE" : "FALSE" }
         return "\(isHTTPOnly ? "#HttpOnly_" : "")\(includesSubdomains ? "." : "")\(host)\t\(field(includesSubdomains))\t\(path)\t"
-            + "\(field(isSecure))\t\(expiry)\t\(name)\t\(value)"
+            + "\(field(isSecure))\t\(Self.expiryField(expiresAt))\t\(name)\t\(value)"
+    }
+
+    /// What makes two cookies one in a jar: name, host or domain (lower case, without a
+    /// leading dot), path, and whether it covers subdomains.
+    var identity: String {
+        var host = Substring(domain.lowercased())
+        if host.hasPrefix(".") { host = host.dropFirst() }
+        return "\(name)\t\(host)\t\(path)\t\(includesSubdomains)"
+    }
+
+    /// The expiry as the line's seconds since 1970: 0 for a session cookie, at least 1 for an
+    /// expiry in the past (which removes the cookie), at most `Int64.max` (libcurl clamps a
+    /// huge `Max-Age` there, and `Int64(_:)` of more would trap).
+    static func expiryField(_ expiresAt: Date?) -> Int64 {
+        guard let expiresAt else { return 0 }
+        let seconds = expiresAt.timeIntervalSince1970.rounded(.up)
+        if seconds.isNaN || seconds < 1 { return 1 }
+        return seconds >= 9.2e18 ? Int64.max : Int64(seconds)
     }
 
     /// Control characters (a tab ends a field of the line) and `;` (ends a cookie in the header).
@@ -106,11 +135,12 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         byte < 0x20 || byte == 0x7F || byte == UInt8(ascii: ";")
     }
 
-    /// Letters, digits, `-`, `.`, `_`, and `:`, `[`, `]` of an IPv6 literal.
+    /// Letters, digits, `-`, `.` and `_`. (A `:` would let a line start `Set-Cookie:`, which
+    /// libcurl reads as a header; IPv6 literals are left out with it.)
     private static func isHostByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        default: "-._:[]".utf8.contains(byte)
+        default: byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
         }
     }
 

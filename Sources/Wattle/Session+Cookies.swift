@@ -24,33 +24,44 @@ extension Session {
         return lines.compactMap(Cookie.init(netscapeLine:)).filter { $0.expiresAt.map { $0 > now } ?? true }
     }
 
-    /// Puts cookies in the session's jar, as if a server had set them, replacing any of the
-    /// same name, domain and path: a sign-in cookie obtained elsewhere, or a test's fixture.
-    /// With ``Configuration/CookieStorage/keychain(_:)`` the jar is stored before this returns.
-    /// Does nothing when the session keeps no cookies.
+    /// Puts cookies in the session's jar, as if a server had set them, replacing any with the
+    /// same name, domain, path and ``Cookie/includesSubdomains``: a sign-in cookie obtained
+    /// elsewhere, or a test's fixture. With ``Configuration/CookieStorage/keychain(_:)`` the
+    /// jar is stored before this returns. Does nothing when the session keeps no cookies.
     ///
     /// ```swift
     /// try await session.addCookies([Cookie(name: "sessionid", value: id, domain: "intranet.example.com", isSecure: true)])
     /// ```
     ///
-    /// A ``Cookie/expiresAt`` in the past removes the cookie of that name, domain and path.
+    /// A ``Cookie/expiresAt`` in the past removes the cookie it would replace.
     ///
-    /// - Throws: ``WattleError/cookieJar(reason:)``, none added, when a cookie cannot be
-    ///   carried (an empty name or one that is not a token; a control character or `;` in the
-    ///   value or path; a path not starting with `/`; a domain that is not an ASCII host name,
-    ///   so give an internationalized one in its `xn--` form), or when the jar cannot be stored.
+    /// - Throws: ``WattleError/cookieJar(reason:)``:
+    ///   - before adding any, when a cookie cannot be carried: an empty name or one that is not
+    ///     a token; a control character or `;` in the value or path; a path not starting with
+    ///     `/`; a domain that is not an ASCII host name (give an internationalized one in its
+    ///     `xn--` form); a `__Secure-` or `__Host-` name without what its prefix requires;
+    ///   - when libcurl did not keep one that passed those checks (the others are added);
+    ///   - when the jar cannot be read or stored (the cookies are in the jar in memory).
     public func addCookies(_ cookies: [Cookie]) async throws(WattleError) {
         var checked: [String] = []
         for cookie in cookies { checked.append(try cookie.netscapeLine()) }
-        let lines = checked
-        guard let engine = cookieEngine, !lines.isEmpty else { return }
+        guard let engine = cookieEngine, !checked.isEmpty else { return }
         try await persistentCookieJar?.ensureLoaded()
-        let added = await engine.withHandle { handle -> Bool in
-            guard let handle else { return false }
-            return lines.allSatisfy { wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, $0) == CURLE_OK }
+        let lines = checked
+        let listed = await engine.withHandle { handle -> [String]? in
+            guard let handle else { return nil }
+            for line in lines { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, line) }
+            return PersistentCookieJar.cookieList(handle)
         }
-        guard added else { throw .cookieJar(reason: "the session has stopped, or libcurl could not take the cookies") }
+        guard let listed else { throw .cookieJar(reason: "the session has stopped, or libcurl could not list its cookies") }
+        // libcurl answers CURLE_OK for a line it drops: what it kept is the jar.
+        let now = Date()
+        let kept = Set(listed.compactMap(Cookie.init(netscapeLine:)).map(\.identity))
+        let dropped = cookies.first { cookie in (cookie.expiresAt.map { $0 > now } ?? true) && !kept.contains(cookie.identity) }
         try await persistentCookieJar?.save()
+        if let dropped {
+            throw .cookieJar(reason: "libcurl did not keep the cookie \"\(Redaction.escaped(dropped.name))\"")
+        }
     }
 
     /// Forgets every cookie the session keeps, as signing out of a cookie-based API should;

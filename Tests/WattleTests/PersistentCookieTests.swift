@@ -126,6 +126,11 @@ struct PersistentCookieTests {
             (Cookie(name: "n", value: "v", domain: "#HttpOnly_api.test"), "is not a host name"),
             (Cookie(name: "n", value: "v", domain: "bücher.test"), "is not a host name"),
             (Cookie(name: "n", value: "v", domain: "api.test", path: "echo"), "does not start with /"),
+            // A line starting "Set-Cookie:" is a header to libcurl; an IPv6 literal goes with the colon.
+            (Cookie(name: "n", value: "v", domain: "set-cookie:x"), "is not a host name"),
+            (Cookie(name: "n", value: "v", domain: "[::1]"), "is not a host name"),
+            (Cookie(name: "__Secure-id", value: "v", domain: "api.test"), "must be secure"),
+            (Cookie(name: "__Host-id", value: "v", domain: "api.test", path: "/echo", isSecure: true), "host-only and on path /"),
         ]
         for (cookie, expected) in refused {
             await #expect {
@@ -153,7 +158,7 @@ struct PersistentCookieTests {
         #expect(try await Self.session(server, jar).cookies().map(\.value) == ["def"])
     }
 
-    @Test("a task on the network thread's executor reads and writes the jar: the keychain work runs elsewhere, nothing waits on itself")
+    @Test("a task on the network thread's executor reads and writes the jar")
     func networkThreadExecutor() async throws {
         let server = try await TestServer.shared()
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
@@ -163,6 +168,37 @@ struct PersistentCookieTests {
             return try await CookieTests.sent(session, Self.api(server) + "echo")
         }
         #expect(sent == ["sid": "1"])
+        #expect(try await Self.session(server, jar).cookies().map(\.name) == ["sid"])
+    }
+
+    @Test("an expiry beyond Int64's seconds (libcurl clamps a huge Max-Age there) is added, not a crash")
+    func farExpiry() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.session(server, KeychainCookieJar(name: "j", store: .inMemory()))
+        _ = try await session.get(Self.api(server) + CookieTests.setting("far=1; Max-Age=99999999999999999999"))
+        let listed = try await session.cookies()
+        try await session.removeAllCookies()
+        try await session.addCookies(listed + [
+            Cookie(name: "inf", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: .infinity)),
+            Cookie(name: "big", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: 1e30)),
+        ])
+        #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["far": "1", "inf": "1", "big": "1"])
+    }
+
+    @Test("cookies of a head that arrived before the transfer failed (a body over the limit) are stored")
+    func keptAfterAFailedTransfer() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        let session = makeSession(server) {
+            $0.cookies = .keychain(jar)
+            $0.hostOverrides = [.init(host: "api.test", port: server.port, address: "127.0.0.1")]
+            $0.maximumResponseSize = 1   // the body is "ok"
+        }
+        await #expect {
+            _ = try await session.get(Self.api(server) + CookieTests.setting("sid=1"))
+        } throws: { error in
+            if case .responseTooLarge = error as? WattleError { true } else { false }
+        }
         #expect(try await Self.session(server, jar).cookies().map(\.name) == ["sid"])
     }
 }

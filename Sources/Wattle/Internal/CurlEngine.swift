@@ -35,7 +35,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         /// prior knowledge on a libcurl that cannot reuse such connections, see
         /// ``CurlGlobal/reusesCleartextPriorKnowledgeConnections``).
         var freshCleartextConnections = false
-        /// Each handle runs libcurl's cookie engine on the share's jar (``Configuration/CookieStorage/inMemory``).
+        /// Each handle runs libcurl's cookie engine on the share's jar (any ``Configuration/CookieStorage`` but `none`).
         var keepsCookies = false
     }
 
@@ -156,9 +156,9 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         if !post(.run(unowned)) { globalConcurrentExecutor.enqueue(ExecutorJob(unowned)) }
     }
 
-    /// Runs `body` on the engine thread with an easy handle that is in no transfer, its fixed
-    /// options set (its share handle among them), and returns what it returns; with nil once
-    /// the engine has stopped.
+    /// Runs `body` on the engine thread with a new easy handle, its fixed options set (its
+    /// share handle among them), and returns what it returns; with nil once the engine has
+    /// stopped (or libcurl could not make a handle).
     func withHandle<Value: Sendable>(_ body: @escaping @Sendable (EasyHandle?) -> Value) async -> Value {
         await withCheckedContinuation { continuation in
             if !post(.withHandle({ continuation.resume(returning: body($0)) })) {
@@ -243,9 +243,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         case .resume(let transfer): resumeNow(transfer)
         case .run(let job): job.runSynchronously(on: asUnownedTaskExecutor())
         case .withHandle(let body):
-            let handle = idleHandle()
-            body(handle)
-            if let handle, idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }
+            // A new handle, freed after: one that ran transfers keeps per-transfer state that
+            // `curl_easy_reset` leaves (libcurl 7.88 stops taking cookies on a handle whose last
+            // response set 50, until its next connection).
+            body(EasyHandle(settings: settings))
         }
     }
 

@@ -359,6 +359,10 @@ final class CurlTransfer: @unchecked Sendable {
         return 0
     }
 
+    /// Whether the head received has a `Set-Cookie` field. Read after the transfer has failed
+    /// (the engine thread no longer touches it then).
+    var receivedSetCookie: Bool { HeaderSection(rawHeaders).headers.contains("Set-Cookie") }
+
     /// Returns false to abort the transfer (header section over the limit).
     private func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
         activity &+= bytes.count

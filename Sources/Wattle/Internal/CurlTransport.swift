@@ -42,6 +42,9 @@ final class CurlTransport: Transport {
                 engine.cancel(transfer)
             }
         } catch let error as WattleError {
+            // libcurl took the cookies of a head that arrived before the failure (a stream
+            // cancelled, a body over the limit): they are kept as a whole response's are.
+            if let persistentJar, transfer.receivedSetCookie { await persistentJar.saveAfterResponse(url: request.url) }
             throw error
         } catch {
             throw .transport(code: -1, message: "\(error)")

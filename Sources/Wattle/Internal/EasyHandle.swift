@@ -36,7 +36,7 @@ final class EasyHandle {
     let proxy: ProxyEndpoint?
     /// Whether libcurl takes the proxy from the environment (``Configuration/Proxy/environment``).
     let proxyFromEnvironment: Bool
-    /// Whether the handle runs the cookie engine on the session's jar (``Configuration/CookieStorage/inMemory``).
+    /// Whether the handle runs the cookie engine on the session's jar (any ``Configuration/CookieStorage`` but `none`).
     let keepsCookies: Bool
 
     /// A new handle with the session's fixed options, or nil when libcurl cannot make one.

@@ -24,6 +24,8 @@ final class PersistentCookieJar: Sendable {
     private struct State {
         /// The stored jar has been read into the engine's (or emptied by `removeAll`).
         var loaded = false
+        /// How many times `removeAll` has run: a read that began before one drops its cookies.
+        var clears = 0
         /// The read under way, shared by the requests waiting for it.
         var loading: Task<WattleError?, Never>?
         /// Changes to the jar that need writing: responses that set a cookie, additions, removals.
@@ -49,14 +51,15 @@ final class PersistentCookieJar: Sendable {
         let read = state.withLock { state -> Task<WattleError?, Never>? in
             if state.loaded { return nil }
             if let loading = state.loading { return loading }
-            let loading = Task(executorPreference: globalConcurrentExecutor) { await self.load() }
+            let clears = state.clears
+            let loading = Task(executorPreference: globalConcurrentExecutor) { await self.load(clearsAtStart: clears) }
             state.loading = loading
             return loading
         }
         if let read, let error = await read.value { throw error }
     }
 
-    private func load() async -> WattleError? {
+    private func load(clearsAtStart: Int) async -> WattleError? {
         let lines: [String]
         do {
             lines = try Self.lines(in: try item.keychain.data(forKey: item.key), item: item)
@@ -66,11 +69,14 @@ final class PersistentCookieJar: Sendable {
         }
         let added = await engine.withHandle { handle -> Bool in
             guard let handle else { return false }
+            // A `removeAll` since the read began wants none of them. Its `ALL` runs on this
+            // thread too, after this if it counted its clear after this check.
+            if self.state.withLock({ $0.clears }) != clearsAtStart { return true }
             return lines.allSatisfy { wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, $0) == CURLE_OK }
         }
         state.withLock { state in
             state.loading = nil
-            state.loaded = added
+            state.loaded = state.loaded || added
         }
         return added ? nil : .cookieJar(reason: "the session has stopped, or libcurl could not take the stored cookies")
     }
@@ -93,8 +99,9 @@ final class PersistentCookieJar: Sendable {
         return lines
     }
 
-    /// Writes the jar after a response that set a cookie; a failure is logged (the cookies
-    /// stay in memory and the next write tries again), not thrown: the response stands.
+    /// Writes the jar after a response that set a cookie (or a failed transfer whose head
+    /// did); a failure is logged (the cookies stay in memory and the next write tries again),
+    /// not thrown: the response, or the transfer's own error, stands.
     func saveAfterResponse(url: URL) async {
         do {
             try await save()
@@ -147,11 +154,14 @@ final class PersistentCookieJar: Sendable {
         return nil
     }
 
-    /// Empties the jar and the stored item, after any read under way (whose cookies would
-    /// otherwise come back).
+    /// Empties the jar and the stored item. A read under way, or one that starts later, adds
+    /// none of the stored cookies: the jar counts as read, and a read that began before checks
+    /// the clear count on the engine thread, where `ALL` runs too.
     func removeAll() async throws(WattleError) {
-        if let loading = state.withLock({ $0.loading }) { _ = await loading.value }
-        state.withLock { $0.loaded = true }
+        state.withLock { state in
+            state.clears += 1
+            state.loaded = true
+        }
         await engine.withHandle { handle in
             if let handle { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, "ALL") }
         }
