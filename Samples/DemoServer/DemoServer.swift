@@ -64,9 +64,13 @@ public final class DemoServer: Sendable {
     /// closes when the next one arrives, without answering it: a server whose keep-alive timeout
     /// ran out just as the request came in. A client that sent it on a reused connection must
     /// retry it on a new one.
+    ///
+    /// With `clientCertificateAuthority` (PEM) and `tls`, the server asks every client for a
+    /// certificate and completes only handshakes whose certificate that authority issued
+    /// (mutual TLS).
     public static func start(
         host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false,
-        maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil
+        maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil, clientCertificateAuthority: String? = nil
     ) async throws -> DemoServer {
         let stats = ServerStats()
         let api = DemoAPI()
@@ -75,6 +79,12 @@ public final class DemoServer: Sendable {
                 certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map { .certificate($0) },
                 privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
             configuration.applicationProtocols = http2 ? ["h2", "http/1.1"] : ["http/1.1"]
+            if let clientCertificateAuthority {
+                // Required, and checked against that authority alone (a server has no host name
+                // to check a client's certificate against).
+                configuration.certificateVerification = .noHostnameVerification
+                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientCertificateAuthority.utf8)))
+            }
             return try NIOSSLContext(configuration: configuration)
         }
         let routes: @Sendable (RouteRequest) -> RouteOutcome = { api.route($0) ?? TestRoutes.route($0) }

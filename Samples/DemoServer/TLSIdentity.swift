@@ -47,6 +47,48 @@ public struct TLSIdentity: Sendable {
             certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
     }
 
+    /// A certificate authority: a self-signed P-256 CA certificate that ``issuedClientCertificate(commonName:)`` signs with.
+    public static func certificateAuthority(name: String) throws -> TLSIdentity {
+        let key = P256.Signing.PrivateKey()
+        let subject = try DistinguishedName {
+            CommonName(name)
+            OrganizationName("Wattle demo")
+        }
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+            Critical(KeyUsage(keyCertSign: true))
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: Date(timeIntervalSinceNow: -3600), notValidAfter: Date(timeIntervalSinceNow: 86_400),
+            issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
+            issuerPrivateKey: .init(key))
+        return TLSIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+    }
+
+    /// A client certificate (extended key usage clientAuth) for `commonName`, issued by this
+    /// identity, which must be a ``certificateAuthority(name:)``.
+    public func issuedClientCertificate(commonName: String) throws -> TLSIdentity {
+        let issuer = try Certificate(pemEncoded: certificatePEM)
+        let issuerKey = try P256.Signing.PrivateKey(pemRepresentation: privateKeyPEM)
+        let key = P256.Signing.PrivateKey()
+        let subject = try DistinguishedName {
+            CommonName(commonName)
+            OrganizationName("Wattle demo")
+        }
+        let extensions = try Certificate.Extensions {
+            Critical(BasicConstraints.notCertificateAuthority)
+            Critical(KeyUsage(digitalSignature: true))
+            try ExtendedKeyUsage([.clientAuth])
+        }
+        let certificate = try Certificate(
+            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: .init(key.publicKey),
+            notValidBefore: Date(timeIntervalSinceNow: -3600), notValidAfter: Date(timeIntervalSinceNow: 86_400),
+            issuer: issuer.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
+            issuerPrivateKey: .init(issuerKey))
+        return TLSIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+    }
+
     private static func ipBytes(_ address: String) throws -> [UInt8] {
         let parts = address.split(separator: ".").compactMap { UInt8($0) }
         guard parts.count == 4 else { throw TLSIdentityError.unsupportedAddress(address) }

@@ -29,14 +29,19 @@ public struct TrustPolicy: Sendable, Hashable {
     public var trustedCertificates: [String: [String]]
     /// Public-key pins (`sha256//<base64>`) required for a host pattern.
     public var pinnedKeys: [String: [String]]
+    /// The client certificate presented to the hosts of a pattern that ask for one (mutual
+    /// TLS); see ``present(_:to:)``.
+    public var clientCertificates: [String: ClientCertificate]
 
-    /// Full verification against the system CA store for every host.
+    /// Full verification against the system CA store for every host, and no client certificate.
     public init(
-        selfSignedHosts: [String] = [], trustedCertificates: [String: [String]] = [:], pinnedKeys: [String: [String]] = [:]
+        selfSignedHosts: [String] = [], trustedCertificates: [String: [String]] = [:], pinnedKeys: [String: [String]] = [:],
+        clientCertificates: [String: ClientCertificate] = [:]
     ) {
         self.selfSignedHosts = selfSignedHosts
         self.trustedCertificates = trustedCertificates
         self.pinnedKeys = pinnedKeys
+        self.clientCertificates = clientCertificates
     }
 
     /// Full verification for every host: the default.
@@ -54,6 +59,18 @@ public struct TrustPolicy: Sendable, Hashable {
         pinnedKeys[pattern, default: []].append(contentsOf: pins)
     }
 
+    /// Presents `certificate` to the hosts matching `pattern` when they ask for a client
+    /// certificate (mutual TLS), over `https` only, and to no other host: a redirect elsewhere
+    /// does not take it along. The server is verified as always. When several patterns match a
+    /// host, the most specific wins: one with a port, then an exact name, then a wildcard.
+    ///
+    /// ```swift
+    /// trust.present(try ClientCertificate(certificateFile: cert, privateKeyFile: key), to: "mtls.example.com")
+    /// ```
+    public mutating func present(_ certificate: ClientCertificate, to pattern: String) {
+        clientCertificates[pattern] = certificate
+    }
+
     /// What applies to one host.
     struct HostTrust: Hashable, Sendable {
         /// Accept a certificate that does not chain to a trusted CA.
@@ -62,6 +79,8 @@ public struct TrustPolicy: Sendable, Hashable {
         var certificates: [String] = []
         /// Required pins.
         var pins: [String] = []
+        /// The client certificate to present, when the host asks.
+        var clientCertificate: ClientCertificate?
 
         /// Whether verification is relaxed from the default in any way.
         var isRelaxed: Bool { acceptSelfSigned || (!pins.isEmpty && certificates.isEmpty) }
@@ -80,6 +99,10 @@ public struct TrustPolicy: Sendable, Hashable {
         // A pin is a stronger check than chain validation: with a pin and no other trust, the
         // key must match and the chain may be self-signed.
         if !result.pins.isEmpty && result.certificates.isEmpty { result.acceptSelfSigned = true }
+        if !clientCertificates.isEmpty {
+            result.clientCertificate = clientCertificates.filter { HostPattern.matches($0.key, host: host, port: port) }
+                .max { HostPattern.specificity($0.key) < HostPattern.specificity($1.key) }?.value
+        }
         return result
     }
 }
@@ -124,6 +147,14 @@ enum HostPattern {
             return !label.isEmpty && !label.contains(".") && !label.contains("*")
         }
         return patternHost == candidate
+    }
+
+    /// How specific a pattern is, for choosing among several that match: with a port, then an
+    /// exact name, then a wildcard (ties broken by the pattern's text, so the choice is stable).
+    static func specificity(_ pattern: String) -> (Int, Int, String) {
+        let trimmed = pattern.trimmingWhitespace()
+        let hasPort = trimmed.hasPrefix("[") ? trimmed.contains("]:") : trimmed.split(separator: ":").count == 2
+        return (hasPort ? 1 : 0, trimmed.hasPrefix("*.") ? 0 : 1, trimmed)
     }
 
     /// Whether a host is an IPv4 address (four dot-separated numbers) or an IPv6 one (a colon).

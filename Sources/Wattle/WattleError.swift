@@ -46,6 +46,11 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     /// The server's certificate was not trusted. `reason` is libcurl's (for example
     /// "self-signed certificate" or "certificate has expired").
     case untrustedCertificate(host: String, reason: String)
+    /// Mutual TLS failed on the client's side: the configured ``ClientCertificate`` could not
+    /// be used (its key does not match, or the TLS library refused it), or `host` asked for a
+    /// client certificate and refused the one sent, or none was configured for it. `reason`
+    /// says which; it never contains the key.
+    case clientCertificate(host: String, reason: String)
     /// The server's public key did not match any pin configured for `host`.
     case pinMismatch(host: String)
     /// More redirects than the configured limit.
@@ -131,6 +136,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
             "The certificate of \(host) is not trusted (\(reason)). If \(host) is a development host, "
                 + "allowlist it with TrustPolicy.selfSignedHosts, or better, trust its certificate or pin its key; "
                 + "never allowlist a production host."
+        case .clientCertificate(let host, let reason):
+            "Client certificate for \(host): \(reason). Configure it with TrustPolicy.present(_:to:)."
         case .pinMismatch(let host):
             "The public key of \(host) does not match its configured pin. The server's key changed or the "
                 + "connection is being intercepted; update the pin only if you expected the change."

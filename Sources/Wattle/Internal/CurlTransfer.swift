@@ -173,6 +173,21 @@ final class CurlTransfer: @unchecked Sendable {
         } else {
             check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1), "SSL_VERIFYPEER")
         }
+        if let identity = trust.clientCertificate {
+            // Blobs, copied by libcurl: the key never touches a file. libcurl matches reused
+            // connections and TLS sessions on the certificate, so none made with another (or
+            // none) serves this request.
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
+            check(
+                wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, identity.certificatePEM.utf8.count),
+                "SSLCERT_BLOB")
+            check(
+                wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, identity.privateKeyPEM.utf8.count),
+                "SSLKEY_BLOB")
+            // Cleared by a reset before the handle serves a request without it.
+            handle.needsReset = true
+        }
         if trust.pins.isEmpty {
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PINNEDPUBLICKEY, nil), "PINNEDPUBLICKEY")
         } else {
@@ -705,6 +720,16 @@ final class CurlTransfer: @unchecked Sendable {
             return .untrustedCertificate(host: host, reason: Self.certificateReason(message))
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return .pinMismatch(host: host)
+        case CURLE_SSL_CERTPROBLEM:
+            return .clientCertificate(host: host, reason: "it could not be used (\(message))")
+        case CURLE_SSL_CONNECT_ERROR where Self.isClientCertificateAlert(message),
+            CURLE_RECV_ERROR where Self.isClientCertificateAlert(message),
+            CURLE_SEND_ERROR where Self.isClientCertificateAlert(message):
+            return .clientCertificate(
+                host: host,
+                reason: request.hostTrust.clientCertificate == nil
+                    ? "the server asks for one and none is configured for this host (\(message))"
+                    : "the server refused the one sent (\(message))")
         case CURLE_OUT_OF_MEMORY where abort == nil && statusCode != 0 && body.isEmpty && downloadedBytes == 0:
             // libcurl refuses a single header line over 100 KB this way.
             return .headersTooLarge(limit: min(request.maximumHeaderSize, 102_400), url: request.url)
@@ -726,6 +751,14 @@ final class CurlTransfer: @unchecked Sendable {
         default:
             return .transport(code: Int(code.rawValue), message: message)
         }
+    }
+
+    /// Whether a TLS failure is the server's alert about the client certificate: TLS 1.3's
+    /// "certificate required" (none sent), or a bad, unknown-CA, expired or revoked one.
+    static func isClientCertificateAlert(_ message: String) -> Bool {
+        ["alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
+         "alert certificate expired", "alert certificate revoked", "alert unsupported certificate"]
+            .contains { message.contains($0) }
     }
 
     /// The proxy from the environment that a failed connection was to, as "scheme://host:port

@@ -1,0 +1,168 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+import WattleKeychain
+import WattleTesting
+
+/// A server that requires a client certificate from `authority`, and the certificates to try.
+enum MutualTLS {
+    static let authority = Result { try TLSIdentity.certificateAuthority(name: "Wattle test client CA") }
+    static let alice = Result { try authority.get().issuedClientCertificate(commonName: "alice") }
+    /// Issued by another authority: the server refuses it.
+    static let stranger = Result {
+        try TLSIdentity.certificateAuthority(name: "Another CA").issuedClientCertificate(commonName: "mallory")
+    }
+    static let serverIdentity = Result { try TLSIdentity.selfSigned(names: ["localhost", "a.api.test"], addresses: ["127.0.0.1"]) }
+    private static let server = Task {
+        try await DemoServer.start(tls: try serverIdentity.get(), clientCertificateAuthority: try authority.get().certificatePEM)
+    }
+
+    static func start() async throws -> DemoServer { try await server.value }
+
+    static func certificate(_ identity: Result<TLSIdentity, any Error>) throws -> ClientCertificate {
+        let identity = try identity.get()
+        return try ClientCertificate(certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM)
+    }
+
+    /// A session trusting the server's certificate, its names reaching it on 127.0.0.1. With
+    /// `allowlisted`, through ``TrustPolicy/selfSignedHosts`` instead: a trusted certificate
+    /// has every handle reset after use, which would hide a client certificate left on one.
+    static func session(
+        _ server: DemoServer, allowlisted: Bool = false, _ configure: (inout TrustPolicy) -> Void = { _ in }
+    ) throws -> Session {
+        var configuration = testConfiguration()
+        for name in ["localhost", "a.api.test", "127.0.0.1"] {
+            if allowlisted {
+                configuration.trust.selfSignedHosts.append(name)
+            } else {
+                configuration.trust.trust(certificatePEM: try serverIdentity.get().certificatePEM, for: name)
+            }
+            if name != "127.0.0.1" { configuration.hostOverrides.append(.init(host: name, port: server.port, address: "127.0.0.1")) }
+        }
+        configure(&configuration.trust)
+        return Session(configuration: configuration)
+    }
+
+    static func url(_ server: DemoServer, host: String = "localhost") -> String { "https://\(host):\(server.port)/echo" }
+}
+
+@Suite("Mutual TLS: a client certificate presented to the hosts it is for, from PEM or a keychain, its key never shown")
+struct MutualTLSTests {
+    @Test("the certificate the server's authority issued opens it; none, or another authority's, is refused with clientCertificate")
+    func presented() async throws {
+        let server = try await MutualTLS.start()
+        let alice = try MutualTLS.certificate(MutualTLS.alice)
+        let session = try MutualTLS.session(server) { $0.present(alice, to: "localhost") }
+        #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
+
+        let without = try MutualTLS.session(server)
+        await #expect {
+            _ = try await without.get(MutualTLS.url(server))
+        } throws: { error in
+            guard case .clientCertificate(let host, let reason) = error as? WattleError else { return false }
+            return host == "localhost" && reason.contains("none is configured")
+        }
+        let stranger = try MutualTLS.session(server) { $0.present(try! MutualTLS.certificate(MutualTLS.stranger), to: "localhost") }
+        await #expect {
+            _ = try await stranger.get(MutualTLS.url(server))
+        } throws: { error in
+            guard case .clientCertificate(_, let reason) = error as? WattleError else { return false }
+            return reason.contains("refused the one sent")
+        }
+    }
+
+    @Test("a certificate goes to the hosts its pattern matches only, the most specific pattern winning; connections are not shared across")
+    func scopedByHost() async throws {
+        let server = try await MutualTLS.start()
+        let alice = try MutualTLS.certificate(MutualTLS.alice)
+        let stranger = try MutualTLS.certificate(MutualTLS.stranger)
+        let session = try MutualTLS.session(server, allowlisted: true) {
+            $0.present(alice, to: "localhost")
+            $0.present(stranger, to: "*.api.test")
+            $0.present(alice, to: "a.api.test")
+        }
+        // Alternating on one session: a connection made with the certificate never carries a
+        // request for a host without one, and the other way round.
+        for _ in 0..<3 {
+            #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
+            await #expect(throws: WattleError.self) { _ = try await session.get(MutualTLS.url(server, host: "127.0.0.1")) }
+            #expect(try await session.get(MutualTLS.url(server, host: "a.api.test")).statusCode == 200)
+        }
+    }
+
+    @Test("a key that does not match its certificate fails the request with clientCertificate, naming neither key")
+    func mismatchedKey() async throws {
+        let server = try await MutualTLS.start()
+        let alice = try MutualTLS.alice.get()
+        let mismatched = try ClientCertificate(
+            certificatePEM: alice.certificatePEM, privateKeyPEM: try MutualTLS.stranger.get().privateKeyPEM)
+        let session = try MutualTLS.session(server) { $0.present(mismatched, to: "localhost") }
+        await #expect {
+            _ = try await session.get(MutualTLS.url(server))
+        } throws: { error in
+            guard case .clientCertificate(_, let reason) = error as? WattleError else { return false }
+            return reason.contains("could not be used") && !"\(error)".contains("PRIVATE KEY")
+        }
+    }
+
+    @Test("PEM that is not a certificate or an unencrypted key is refused up front; no description or dump shows the key")
+    func checkedAndHidden() throws {
+        let alice = try MutualTLS.alice.get()
+        let cases: [(String, String, String)] = [
+            ("not a certificate", alice.privateKeyPEM, "not a PEM certificate"),
+            (alice.certificatePEM, "s3cret", "not a PEM private key"),
+            (alice.certificatePEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIs3cret\n-----END ENCRYPTED PRIVATE KEY-----\n", "is encrypted"),
+        ]
+        for (certificate, key, expected) in cases {
+            #expect {
+                _ = try ClientCertificate(certificatePEM: certificate, privateKeyPEM: key)
+            } throws: { error in
+                guard case .invalidRequest(let reason) = error as? WattleError else { return false }
+                return reason.contains(expected) && !reason.contains("s3cret")
+            }
+        }
+        let identity = try MutualTLS.certificate(MutualTLS.alice)
+        var dumped = ""
+        dump(identity, to: &dumped)
+        var trust = TrustPolicy()
+        trust.present(identity, to: "localhost")
+        let keyBody = alice.privateKeyPEM.split(separator: "\n")[1]
+        for text in [identity.description, "\(identity)", dumped, "\(trust)", String(reflecting: trust)] {
+            #expect(!text.contains(keyBody) && !text.contains("PRIVATE KEY"), "\(text)")
+        }
+        #expect(identity.description == "ClientCertificate(1 certificate, private key hidden)")
+        #expect {
+            _ = try ClientCertificate(certificateFile: URL(fileURLWithPath: "/nonexistent-wattle/c.pem"), privateKeyFile: URL(fileURLWithPath: "/nonexistent-wattle/k.pem"))
+        } throws: { error in
+            guard case .fileError(let path, let reason) = error as? WattleError else { return false }
+            return path == "/nonexistent-wattle/c.pem" && reason.contains("No such file")
+        }
+    }
+
+    @Test("kept sealed in a keychain file, the certificate opens the server from a later store; the file holds no key")
+    func keptInKeychain() async throws {
+        let server = try await MutualTLS.start()
+        let alice = try MutualTLS.alice.get()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-mtls-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let certificateFile = folder.appendingPathComponent("client.pem")
+        let keyFile = folder.appendingPathComponent("client.key")
+        try Data(alice.certificatePEM.utf8).write(to: certificateFile)
+        try Data(alice.privateKeyPEM.utf8).write(to: keyFile)
+
+        let temporary = try TemporaryKeychain()
+        try ClientCertificate(certificateFile: certificateFile, privateKeyFile: keyFile)
+            .save(in: Keychain(service: "mtls", store: temporary.store), forKey: "client")
+        let loaded = try #require(try ClientCertificate.load(from: Keychain(service: "mtls", store: try temporary.reopen()), forKey: "client"))
+        #expect(try ClientCertificate.load(from: Keychain(service: "mtls", store: temporary.store), forKey: "none") == nil)
+        let session = try MutualTLS.session(server) { $0.present(loaded, to: "localhost") }
+        #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
+        let keyBody = alice.privateKeyPEM.split(separator: "\n")[1]
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            #expect(bytes.range(of: Data(keyBody.utf8)) == nil && bytes.range(of: Data("PRIVATE KEY".utf8)) == nil)
+        }
+    }
+}
