@@ -40,7 +40,7 @@ enum ExitStatus {
         switch error {
         case .httpStatus(let response): forStatus(response.statusCode)
         case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
-            .pinMismatch, .tooManyRedirects, .transport, .responseTooLarge, .headersTooLarge:
+            .pinMismatch, .clientCertificate, .tooManyRedirects, .transport, .responseTooLarge, .headersTooLarge:
             network
         default: usageOrOther
         }

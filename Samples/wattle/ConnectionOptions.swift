@@ -19,6 +19,12 @@ struct ConnectionOptions: ParsableArguments {
     )
     var proxy: String?
 
+    @Option(help: "A client certificate (PEM) to present to the URL's origin when it asks (mutual TLS); may hold the key too.")
+    var cert: String?
+
+    @Option(name: .customLong("cert-key"), help: "The client certificate's private key (PEM, unencrypted), when --cert does not hold it.")
+    var certKey: String?
+
     @Option(help: "The keychain file holding tokens (a key file PATH.key sits next to it).")
     var keychain: String?
 
@@ -32,6 +38,6 @@ struct ConnectionOptions: ParsableArguments {
     var settings: ConnectionSettings {
         ConnectionSettings(
             baseURL: baseURL, timeout: timeout, allowSelfSigned: allowSelfSigned, pin: pin, proxy: proxy,
-            keychain: keychain, profile: profile, refreshPath: refreshPath)
+            keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey)
     }
 }

@@ -30,6 +30,10 @@ struct ConnectionSettings: Equatable, Sendable {
     var profile: String = "default"
     /// `--refresh-path`.
     var refreshPath: String?
+    /// `--cert`.
+    var cert: String?
+    /// `--cert-key`.
+    var certKey: String?
 
     /// The base URL from the option or the environment.
     var resolvedBaseURL: URL? {
@@ -71,6 +75,16 @@ struct ConnectionSettings: Equatable, Sendable {
                 throw CLIError.usage("--pin takes HOST=sha256//BASE64, not \"\(entry)\"")
             }
             configuration.trust.pin(String(entry[..<equals]), to: [String(entry[entry.index(after: equals)...])])
+        }
+        if let cert {
+            // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
+            guard let origin, let host = origin.host else { throw CLIError.usage("--cert needs a URL or --base-url to present it to") }
+            let certificate = try ClientCertificate(
+                certificateFile: URL(fileURLWithPath: cert), privateKeyFile: URL(fileURLWithPath: certKey ?? cert))
+            let name = host.contains(":") ? "[\(host)]" : host
+            configuration.trust.present(certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
+        } else if certKey != nil {
+            throw CLIError.usage("--cert-key goes with --cert")
         }
         // An unusable proxy URL fails the request unsent, with an error naming the proxy
         // without its password.

@@ -24,38 +24,49 @@ import Musl
 ///
 /// Both parts are PEM: the certificate first, then any intermediate certificates the server
 /// needs to build the chain; the key unencrypted, in PKCS#8 (`BEGIN PRIVATE KEY`) or its
-/// RSA or EC forms. Decrypt an encrypted key first (`openssl pkey -in key.pem`), and keep it in
-/// a keychain rather than a file. Whether the key matches the certificate is checked by the TLS
-/// library at the first handshake: a mismatch fails that request with
-/// ``WattleError/clientCertificate(host:reason:)``.
+/// RSA or EC forms. One text (one file) may hold both: each part takes its own blocks. An
+/// encrypted key is refused: decrypt it into memory (`openssl pkey -in key.pem` prints it) and
+/// keep it in a keychain (``save(in:forKey:)``) rather than in a file.
+///
+/// libcurl loads the key for each new connection to a host it is presented to, whether or not
+/// that host asks for it; the TLS library checks there that the key matches the certificate,
+/// and a mismatch fails the request with ``WattleError/clientCertificate(host:reason:)``.
 ///
 /// The private key never appears in a description, a mirror, a log or an error.
 public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
-    /// The certificate chain, PEM: the client's certificate first.
+    /// The certificate chain, PEM: the client's certificate first. Only the `CERTIFICATE`
+    /// blocks of the text given, never a key.
     public let certificatePEM: String
-    /// The private key, PEM. Internal: only the TLS handshake and the keychain read it.
+    /// The private key, PEM: the one key block of the text given. Internal: only the TLS
+    /// handshake and the keychain read it.
     let privateKeyPEM: String
 
-    /// A certificate and key from PEM text.
+    /// A certificate and key from PEM text (the same text for both when it holds both).
     ///
     /// - Throws: ``WattleError/invalidRequest(reason:)`` when the certificate text holds no PEM
-    ///   certificate, or the key text no unencrypted PEM private key (the reason never quotes it).
+    ///   certificate, or the key text no unencrypted PEM private key or more than one (the
+    ///   reason never quotes them).
     public init(certificatePEM: String, privateKeyPEM: String) throws(WattleError) {
-        guard certificatePEM.contains("-----BEGIN CERTIFICATE-----"), certificatePEM.contains("-----END CERTIFICATE-----") else {
+        let certificates = PEMBlock.blocks(in: certificatePEM).filter { $0.label == "CERTIFICATE" }
+        guard !certificates.isEmpty else {
             throw .invalidRequest(reason: "the client certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
-        guard let begin = privateKeyPEM.firstRange(of: "-----BEGIN "), privateKeyPEM.contains("PRIVATE KEY-----"),
-            privateKeyPEM.contains("-----END ")
-        else {
+        let keys = PEMBlock.blocks(in: privateKeyPEM).filter { $0.label.hasSuffix("PRIVATE KEY") }
+        guard let key = keys.first else {
             throw .invalidRequest(reason: "the client certificate's key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
         }
-        let label = privateKeyPEM[begin.upperBound...].prefix { $0 != "-" }
-        if label.contains("ENCRYPTED") || privateKeyPEM.contains("Proc-Type: 4,ENCRYPTED") {
-            throw .invalidRequest(
-                reason: "the client certificate's key is encrypted: decrypt it (openssl pkey -in key.pem -out plain.pem) and keep it in a keychain")
+        guard keys.count == 1 else {
+            throw .invalidRequest(reason: "the client certificate's key text holds \(keys.count) private keys: give one")
         }
-        self.certificatePEM = certificatePEM
-        self.privateKeyPEM = privateKeyPEM
+        if key.label.contains("ENCRYPTED") || key.text.contains("Proc-Type: 4,ENCRYPTED") {
+            throw .invalidRequest(
+                reason: "the client certificate's key is encrypted: decrypt it (openssl pkey -in key.pem prints it) and keep it in a keychain")
+        }
+        guard key.label == "PRIVATE KEY" || key.label == "RSA PRIVATE KEY" || key.label == "EC PRIVATE KEY" else {
+            throw .invalidRequest(reason: "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)")
+        }
+        self.certificatePEM = certificates.map(\.text).joined(separator: "\n") + "\n"
+        self.privateKeyPEM = key.text + "\n"
     }
 
     /// A certificate and key read from PEM files (the same file for both when it holds both).
@@ -107,5 +118,32 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// A mirror without the private key, so `dump` shows none.
     public var customMirror: Mirror {
         Mirror(self, children: ["certificatePEM": certificatePEM, "privateKeyPEM": "<hidden>"])
+    }
+}
+
+/// One `-----BEGIN label-----` … `-----END label-----` block of a PEM text.
+struct PEMBlock {
+    /// The label: `CERTIFICATE`, `PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`, …
+    var label: String
+    /// The block, from its BEGIN line to its END line.
+    var text: String
+
+    /// The blocks of a text, in order; text outside them is skipped, as OpenSSL skips it.
+    static func blocks(in text: String) -> [PEMBlock] {
+        var blocks: [PEMBlock] = []
+        var current: (label: String, lines: [String])?
+        for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            let trimmed = line.trimmingWhitespace()
+            if let (label, lines) = current {
+                current?.lines.append(trimmed)
+                if trimmed == "-----END \(label)-----" {
+                    blocks.append(PEMBlock(label: label, text: (lines + [trimmed]).joined(separator: "\n")))
+                    current = nil
+                }
+            } else if trimmed.hasPrefix("-----BEGIN "), trimmed.hasSuffix("-----"), trimmed.count > 16 {
+                current = (String(trimmed.dropFirst(11).dropLast(5)), [trimmed])
+            }
+        }
+        return blocks
     }
 }

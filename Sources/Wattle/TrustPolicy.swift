@@ -1,4 +1,5 @@
-/// Which TLS certificates a session accepts, host by host.
+/// Which TLS certificates a session accepts, host by host, and which client certificate it
+/// presents to the hosts that ask for one (``present(_:to:)``).
 ///
 /// The default verifies every server fully against the system's CA store. For development
 /// and test hosts with self-signed certificates, three ways to trust them, strongest first:
@@ -153,8 +154,12 @@ enum HostPattern {
     /// exact name, then a wildcard (ties broken by the pattern's text, so the choice is stable).
     static func specificity(_ pattern: String) -> (Int, Int, String) {
         let trimmed = pattern.trimmingWhitespace()
-        let hasPort = trimmed.hasPrefix("[") ? trimmed.contains("]:") : trimmed.split(separator: ":").count == 2
-        return (hasPort ? 1 : 0, trimmed.hasPrefix("*.") ? 0 : 1, trimmed)
+        // As `matches` reads a port: after `]` for a bracketed address; else after the only
+        // colon (a bare IPv6 address has several and no port).
+        let hasPort =
+            trimmed.hasPrefix("[")
+            ? trimmed.contains("]:") : trimmed.firstIndex(of: ":").map { $0 == trimmed.lastIndex(of: ":") } ?? false
+        return (hasPort ? 1 : 0, trimmed.hasPrefix("*.") ? 0 : 1, pattern)
     }
 
     /// Whether a host is an IPv4 address (four dot-separated numbers) or an IPv6 one (a colon).

@@ -47,9 +47,11 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     /// "self-signed certificate" or "certificate has expired").
     case untrustedCertificate(host: String, reason: String)
     /// Mutual TLS failed on the client's side: the configured ``ClientCertificate`` could not
-    /// be used (its key does not match, or the TLS library refused it), or `host` asked for a
-    /// client certificate and refused the one sent, or none was configured for it. `reason`
-    /// says which; it never contains the key.
+    /// be used (its key does not match, or the TLS library refused it), or `host` refused the
+    /// one sent, or asked for one and none was configured for it. `reason` says which; it never
+    /// contains the key. Only refusals the server words as a TLS alert about certificates are
+    /// told apart (TLS 1.3's "certificate required", "bad certificate", "unknown CA", …);
+    /// a TLS 1.2 "handshake failure", or an HTTP 400 as nginx answers, stays what it is.
     case clientCertificate(host: String, reason: String)
     /// The server's public key did not match any pin configured for `host`.
     case pinMismatch(host: String)

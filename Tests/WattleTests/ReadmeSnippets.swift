@@ -69,6 +69,17 @@ func developmentHost(pem: String) async throws {
 }
 
 import Wattle
+import WattleKeychain
+
+func mutualTLS(keychain: Keychain) async throws {
+    guard let identity = try ClientCertificate.load(from: keychain, forKey: "client-certificate") else { return }
+    let session = Session(configuration: Configuration {
+        $0.trust.present(identity, to: "mtls.example.com")   // that host only; redirects elsewhere go without
+    })
+    _ = try await session.get("https://mtls.example.com/v1/status")
+}
+
+import Wattle
 
 func behindAProxy() async throws {
     let session = Session(configuration: Configuration {

@@ -135,7 +135,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// Sets every option of this exchange that can differ between transfers on a handle that
     /// has the session's fixed options (see ``EasyHandle``). Every such option is set here on
     /// every transfer, to this transfer's value or back to the default, so nothing carries over
-    /// from the handle's previous transfer.
+    /// from the handle's previous transfer; the options that cannot be set back (a trusted CA
+    /// blob, a client certificate) mark the handle for a reset instead.
     func configure(_ handle: EasyHandle) -> WattleError? {
         self.handle = handle
         let easy = handle.easy
@@ -722,9 +723,11 @@ final class CurlTransfer: @unchecked Sendable {
             return .pinMismatch(host: host)
         case CURLE_SSL_CERTPROBLEM:
             return .clientCertificate(host: host, reason: "it could not be used (\(message))")
-        case CURLE_SSL_CONNECT_ERROR where Self.isClientCertificateAlert(message),
-            CURLE_RECV_ERROR where Self.isClientCertificateAlert(message),
-            CURLE_SEND_ERROR where Self.isClientCertificateAlert(message):
+        // (Through a proxy of the session's the alert may be the proxy's, which no client
+        // certificate of Wattle's answers: left as the transport error it is.)
+        case CURLE_SSL_CONNECT_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message),
+            CURLE_RECV_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message),
+            CURLE_SEND_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message):
             return .clientCertificate(
                 host: host,
                 reason: request.hostTrust.clientCertificate == nil
@@ -753,11 +756,14 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Whether a TLS failure is the server's alert about the client certificate: TLS 1.3's
-    /// "certificate required" (none sent), or a bad, unknown-CA, expired or revoked one.
+    /// Whether a TLS failure is the server's alert about the client certificate, as OpenSSL
+    /// words it: TLS 1.3's "certificate required" (none sent), or a bad, unknown-CA, unknown,
+    /// expired, revoked or unsupported one, or access denied. (A TLS 1.2 server that wants one
+    /// and gets none often sends a plain "handshake failure", which says nothing about
+    /// certificates: that stays a transport error.)
     static func isClientCertificateAlert(_ message: String) -> Bool {
         ["alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
-         "alert certificate expired", "alert certificate revoked", "alert unsupported certificate"]
+         "alert certificate expired", "alert certificate revoked", "alert unsupported certificate", "alert access denied"]
             .contains { message.contains($0) }
     }
 

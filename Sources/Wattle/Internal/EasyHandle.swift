@@ -11,8 +11,8 @@ import CCurl
 /// host overrides, the callbacks) are set once, when the handle is made. Each transfer then
 /// sets every option that can differ between transfers (see `CurlTransfer.configure`), so no
 /// option of one transfer can leak into the next without a `curl_easy_reset`, which frees and
-/// copies every option again. The one exception, a CA blob for a trusted certificate, marks the
-/// handle for a reset before its next use; a custom `Host` header in a session with a cookie
+/// copies every option again. The exceptions, a CA blob for a trusted certificate and a client
+/// certificate's blobs, mark the handle for a reset before its next use; a custom `Host` header in a session with a cookie
 /// jar, whose trace no reset clears, marks it spent.
 final class EasyHandle {
     let easy: UnsafeMutableRawPointer
