@@ -87,8 +87,7 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         if let bad = value.utf8.first(where: Self.isRefusedInValue) {
             throw .cookieJar(reason: "the value of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a cookie cannot carry")
         }
-        var host = Substring(domain.lowercased())
-        if host.hasPrefix(".") { host = host.dropFirst() }   // RFC 6265 ignores a leading dot
+        let host = bareDomain
         guard !host.isEmpty, host.utf8.allSatisfy(Self.isHostByte) else {
             throw .cookieJar(
                 reason: "the domain \"\(Redaction.escaped(domain))\" of the cookie \"\(shownName)\" is not a host name "
@@ -114,11 +113,16 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 
     /// What makes two cookies one in a jar: name, host or domain (lower case, without a
     /// leading dot), path, and whether it covers subdomains.
-    var identity: String {
-        var host = Substring(domain.lowercased())
-        if host.hasPrefix(".") { host = host.dropFirst() }
-        return "\(name)\t\(host)\t\(path)\t\(includesSubdomains)"
+    var identity: String { "\(name)\t\(bareDomain)\t\(path)\t\(includesSubdomains)" }
+
+    /// The domain in lower case without a leading dot (RFC 6265 ignores one).
+    private var bareDomain: String {
+        let host = domain.lowercased()
+        return host.hasPrefix(".") ? String(host.dropFirst()) : host
     }
+
+    /// Whether the cookie has not expired at `now` (a session cookie never has).
+    func isLive(at now: Date) -> Bool { expiresAt.map { $0 > now } ?? true }
 
     /// The expiry as the line's seconds since 1970: 0 for a session cookie, at least 1 for an
     /// expiry in the past (which removes the cookie), at most `Int64.max` (libcurl clamps a

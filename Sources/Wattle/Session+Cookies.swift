@@ -1,4 +1,3 @@
-import CCurl
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -19,9 +18,9 @@ extension Session {
     public func cookies() async throws(WattleError) -> [Cookie] {
         guard let engine = cookieEngine else { return [] }
         try await persistentCookieJar?.ensureLoaded()
-        let lines = await engine.withHandle { handle in handle.flatMap(PersistentCookieJar.cookieList) ?? [] }
+        let lines = await engine.withHandle { $0?.cookieLines() ?? [] }
         let now = Date()
-        return lines.compactMap(Cookie.init(netscapeLine:)).filter { $0.expiresAt.map { $0 > now } ?? true }
+        return lines.compactMap(Cookie.init(netscapeLine:)).filter { $0.isLive(at: now) }
     }
 
     /// Puts cookies in the session's jar, as if a server had set them, replacing any with the
@@ -50,14 +49,14 @@ extension Session {
         let lines = checked
         let listed = await engine.withHandle { handle -> [String]? in
             guard let handle else { return nil }
-            for line in lines { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, line) }
-            return PersistentCookieJar.cookieList(handle)
+            _ = handle.addCookieLines(lines)
+            return handle.cookieLines()
         }
         guard let listed else { throw .cookieJar(reason: "the session has stopped, or libcurl could not list its cookies") }
         // libcurl answers CURLE_OK for a line it drops: what it kept is the jar.
         let now = Date()
         let kept = Set(listed.compactMap(Cookie.init(netscapeLine:)).map(\.identity))
-        let dropped = cookies.first { cookie in (cookie.expiresAt.map { $0 > now } ?? true) && !kept.contains(cookie.identity) }
+        let dropped = cookies.first { $0.isLive(at: now) && !kept.contains($0.identity) }
         try await persistentCookieJar?.save()
         if let dropped {
             throw .cookieJar(reason: "libcurl did not keep the cookie \"\(Redaction.escaped(dropped.name))\"")
@@ -75,9 +74,7 @@ extension Session {
         if let persistentCookieJar {
             try await persistentCookieJar.removeAll()
         } else {
-            await engine.withHandle { handle in
-                if let handle { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, "ALL") }
-            }
+            await engine.withHandle { $0?.removeAllCookies() }
         }
     }
 

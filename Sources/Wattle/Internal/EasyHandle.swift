@@ -12,8 +12,8 @@ import CCurl
 /// sets every option that can differ between transfers (see `CurlTransfer.configure`), so no
 /// option of one transfer can leak into the next without a `curl_easy_reset`, which frees and
 /// copies every option again. The exceptions, a CA blob for a trusted certificate and a client
-/// certificate's blobs, mark the handle for a reset before its next use; a custom `Host` header in a session with a cookie
-/// jar, whose trace no reset clears, marks it spent.
+/// certificate's blobs, mark the handle for a reset before its next use; a custom `Host`
+/// header in a session with a cookie jar, whose trace no reset clears, marks it spent.
 final class EasyHandle {
     let easy: UnsafeMutableRawPointer
     /// `CURLOPT_ERRORBUFFER`: libcurl's readable message for a failure.

@@ -1,4 +1,3 @@
-import CCurl
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -72,7 +71,7 @@ final class PersistentCookieJar: Sendable {
             // A `removeAll` since the read began wants none of them. Its `ALL` runs on this
             // thread too, after this if it counted its clear after this check.
             if self.state.withLock({ $0.clears }) != clearsAtStart { return true }
-            return lines.allSatisfy { wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, $0) == CURLE_OK }
+            return handle.addCookieLines(lines)
         }
         state.withLock { state in
             state.loading = nil
@@ -132,14 +131,11 @@ final class PersistentCookieJar: Sendable {
         guard let covering = state.withLock({ $0.saved >= ticket ? nil : $0.changes }) else { return nil }
         // Nil once the engine has stopped: nothing is written then (an empty jar would erase
         // the stored one).
-        guard let listed = await engine.withHandle({ handle in handle.flatMap(Self.cookieList) }) else {
+        guard let listed = await engine.withHandle({ $0?.cookieLines() }) else {
             return .cookieJar(reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
         }
         let now = Date()
-        let lines = listed.filter { line in
-            guard let cookie = Cookie(netscapeLine: line) else { return false }
-            return cookie.expiresAt.map { $0 > now } ?? true
-        }
+        let lines = listed.filter { Cookie(netscapeLine: $0)?.isLive(at: now) == true }
         do {
             if lines.isEmpty {
                 try item.keychain.removeValue(forKey: item.key)
@@ -162,26 +158,7 @@ final class PersistentCookieJar: Sendable {
             state.clears += 1
             state.loaded = true
         }
-        await engine.withHandle { handle in
-            if let handle { _ = wattle_curl_easy_setopt_string(handle.easy, CURLOPT_COOKIELIST, "ALL") }
-        }
+        await engine.withHandle { $0?.removeAllCookies() }
         try await save()
-    }
-
-    /// libcurl's cookie list (`CURLINFO_COOKIELIST`), one Netscape line per cookie; nil when
-    /// libcurl could not list them (out of memory). Engine thread only.
-    static func cookieList(_ handle: EasyHandle) -> [String]? {
-        var list: UnsafeMutableRawPointer?
-        guard wattle_curl_easy_getinfo_pointer(handle.easy, CURLINFO_COOKIELIST, &list) == CURLE_OK else { return nil }
-        guard let list else { return [] }
-        let first = list.assumingMemoryBound(to: curl_slist.self)
-        defer { curl_slist_free_all(first) }
-        var lines: [String] = []
-        var node: UnsafeMutablePointer<curl_slist>? = first
-        while let current = node {
-            if let data = current.pointee.data { lines.append(String(cString: data)) }
-            node = current.pointee.next
-        }
-        return lines
     }
 }
