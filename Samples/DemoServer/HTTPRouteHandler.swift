@@ -14,6 +14,9 @@ enum RouteOutcome: Sendable {
     /// Announces `declaredLength` bytes, sends `sentBytes`, then sends nothing more and keeps
     /// the connection open (for stall timeouts).
     case stall(declaredLength: Int, sentBytes: Int)
+    /// A head announcing `declaredLength` bytes and `body` (shorter), then the connection
+    /// closes, or with `stall` stays open and silent.
+    case cut(status: Int, headers: [(String, String)], body: [UInt8], declaredLength: Int, stall: Bool)
     /// Server-sent events: the head at once, then `count` events (`id: i`, `data: {"n":i}`),
     /// the first after `delay` milliseconds and one every `interval` milliseconds after it,
     /// chunked, then the end of the body.
@@ -144,6 +147,12 @@ final class HTTPRouteHandler: ChannelInboundHandler {
                 .assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         case .stall(let declared, let sent):
             _ = writePartial(context: context, version: version, declared: declared, sent: sent)
+        case .cut(let status, let headers, let body, let declared, let stall):
+            var fields = HTTPHeaders(headers)
+            fields.replaceOrAdd(name: "Content-Length", value: "\(declared)")
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
+            let done = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))))
+            if !stall { Self.close(context, after: done) }
         case .delayed(let milliseconds, let next):
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(milliseconds))) {

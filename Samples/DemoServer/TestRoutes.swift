@@ -24,6 +24,7 @@ import Foundation
 /// | `/etag/{tag}` | 304 with no body when `If-None-Match` names `"tag"`, else 200 with that `ETag` and a text body |
 /// | `/basic-auth/{user}/{password}` | 200 with JSON `authenticated` and `user` when `Authorization` is Basic with those credentials (percent-decoded, UTF-8), else 401 with a `WWW-Authenticate: Basic` challenge |
 /// | `/cookies/set?name=value` | 302 to `/echo`, with `Set-Cookie: name=value; Path=/` for each query item |
+/// | `/resource/{n}?...` | an `n`-byte file with ranges, validators and faults: see ``RangeResource`` |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
 enum TestRoutes {
@@ -96,6 +97,8 @@ enum TestRoutes {
         case ("cookies", 2) where parts[1] == "set":
             let cookies = request.queryItems.map { ("Set-Cookie", "\($0.0)=\($0.1); Path=/") }
             return .respond(status: 302, headers: [("Location", "/echo")] + cookies, body: [])
+        case ("resource", 2):
+            return RangeResource.route(request, length: min(Int(parts[1]) ?? 0, 64 * 1024 * 1024))
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):

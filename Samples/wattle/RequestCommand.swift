@@ -20,6 +20,14 @@ struct RequestCommand: AsyncParsableCommand {
     @Option(name: [.short, .customLong("output")], help: "Save the body to FILE (streamed, with progress on a terminal).")
     var output: String?
 
+    @Flag(
+        name: [.short, .customLong("continue")],
+        help: """
+            With -o: keep what arrived of a download that fails or is interrupted (beside FILE), and on the next \
+            run ask only for the rest, if the server's file is still the same (as httpie's --continue).
+            """)
+    var continueDownload = false
+
     @Flag(help: "Follow redirects (by default a 3xx is shown and exits with 3).")
     var follow = false
 
@@ -57,7 +65,8 @@ struct RequestCommand: AsyncParsableCommand {
     /// The parsed command as plain values.
     var invocation: RequestInvocation {
         RequestInvocation(
-            words: words, connection: connection.settings, verbose: verbose, output: output, follow: follow, form: form,
+            words: words, connection: connection.settings, verbose: verbose, output: output,
+            continueDownload: continueDownload, follow: follow, form: form,
             ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session)
     }
 

@@ -18,6 +18,8 @@ struct RequestInvocation: Equatable, Sendable {
     var verbose = false
     /// `-o`, `--output`.
     var output: String?
+    /// `-c`, `--continue`: a resumable download (with `-o`).
+    var continueDownload = false
     /// `--follow`.
     var follow = false
     /// `-f`, `--form`.
@@ -99,6 +101,7 @@ struct RequestInvocation: Equatable, Sendable {
             method = HTTPMethod(rawValue: words.removeFirst().uppercased())
         }
         let endpoint = words.removeFirst()
+        if continueDownload, output == nil { throw CLIError.usage("--continue resumes a download: it needs -o FILE") }
         let items = try words.map { word in
             do { return try RequestItem.parse(word) } catch let error as RequestItemError { throw CLIError.usage(error.message) }
         }
@@ -239,7 +242,9 @@ struct RequestInvocation: Equatable, Sendable {
         do {
             guard let output else { return .success(try await session.send(request)) }
             let bar = FileHandleOutput.isTerminal(2) ? ProgressBar() : nil
-            let response = try await session.download(request, to: URL(fileURLWithPath: output)) { bar?.update($0) }
+            let response = try await session.download(
+                request, to: URL(fileURLWithPath: output), resumable: continueDownload
+            ) { bar?.update($0) }
             bar?.finish()
             return .success(response)
         } catch {

@@ -42,7 +42,7 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
     public var url: URL
     /// The method of the final request.
     public var method: HTTPMethod
-    /// Where a download was saved, for ``Session/download(_:to:durability:progress:)-(Request,_,_,_)``.
+    /// Where a download was saved, for ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``.
     public var fileURL: URL?
     /// The failure, in the completion-handler forms; `nil` on success.
     public var error: WattleError?

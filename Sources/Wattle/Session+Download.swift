@@ -35,22 +35,48 @@ extension Session {
     /// }
     /// ```
     ///
+    /// **Resuming.** With `resumable`, the body goes to `.NAME.wattle-partial` beside the
+    /// destination (`NAME` its file name), and a download that fails or is cancelled, or whose
+    /// process dies, leaves it there; the next resumable download of the same URL to the same
+    /// destination asks only for the rest (`Range`, with `If-Range` naming the file's strong
+    /// `ETag` or `Last-Modified` date) and answers with the server's `206`. A retry of the
+    /// ``Configuration/retry`` policy resumes the same way within one call. The partial is
+    /// thrown away, and the download starts over, when the file changed on the server, the
+    /// server ignores ranges or answers another one, the URL differs, or the body had no strong
+    /// validator or came encoded (`Content-Encoding`, whose ranges count encoded bytes); range
+    /// requests ask for the file unencoded. Only one download at a time may use a partial: a
+    /// second, in any process, fails at once with ``WattleError/fileError(path:reason:)``. Its
+    /// state file (`.NAME.wattle-partial-state`) holds a hash of the URL, never the URL, and the
+    /// validator.
+    ///
+    /// ```swift
+    /// // Run again after a failure: it continues where the last attempt stopped.
+    /// let response = try await session.download("files/big.iso", to: file, resumable: true)
+    /// print(response.statusCode)  // 206 when it continued, 200 when it started over
+    /// ```
+    ///
     /// - Parameters:
     ///   - durability: whether the finished file is flushed to disk before this returns.
-    ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick.
+    ///   - resumable: keep a failed download's bytes and continue from them (see above); a
+    ///     `GET` only, without a `Range` or `If-Range` of its own.
+    ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick. A
+    ///     resumed download counts from the bytes it already had.
     /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``
     ///   (for an accepted status outside 2xx, see above).
     public func download(
-        _ request: Request, to destination: URL, durability: DownloadDurability = .synced,
+        _ request: Request, to destination: URL, durability: DownloadDurability = .synced, resumable: Bool = false,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
         let directory = destination.deletingLastPathComponent()
-        let temporary = directory.appendingPathComponent(
-            ".\(destination.lastPathComponent).wattle-\(UUID().uuidString.prefix(8)).part")
         var info = stat()
         guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw .fileError(path: directory.path, reason: "the destination folder does not exist")
         }
+        if resumable {
+            return try await downloadResumably(request, to: destination, durability: durability, progress: progress)
+        }
+        let temporary = directory.appendingPathComponent(
+            ".\(destination.lastPathComponent).wattle-\(UUID().uuidString.prefix(8)).part")
         var response: Response
         do {
             response = try await sendRetrying(
@@ -70,25 +96,81 @@ extension Session {
             unlink(temporary.path)
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
-        // The file is in place (and its data on disk): a folder that fails to sync is told, not
-        // thrown, since throwing now would report a replaced file as not replaced.
-        if durability == .synced, let reason = FolderSync.sync(directory.path) {
-            configuration.logger.warning(
-                """
-                download to \(destination.path) is in place, but its folder could not be synced \
-                (\(reason)): a power loss may undo the rename
-                """)
-        }
+        syncFolder(of: destination, durability: durability)
         response.fileURL = destination
         return response
     }
 
-    /// Streams `GET endpoint` to a file; see ``download(_:to:durability:progress:)-(Request,_,_,_)``.
+    /// Streams `GET endpoint` to a file; see ``download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``.
     public func download(
         _ endpoint: String, parameters: Parameters = [:], to destination: URL, durability: DownloadDurability = .synced,
-        progress: (@Sendable (DownloadProgress) -> Void)? = nil
+        resumable: Bool = false, progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
         try await download(
-            Request(endpoint, query: parameters), to: destination, durability: durability, progress: progress)
+            Request(endpoint, query: parameters), to: destination, durability: durability, resumable: resumable,
+            progress: progress)
+    }
+
+    /// A download through a partial file it keeps on failure (see the `resumable` parameter).
+    private func downloadResumably(
+        _ request: Request, to destination: URL, durability: DownloadDurability,
+        progress: (@Sendable (DownloadProgress) -> Void)?
+    ) async throws(WattleError) -> Response {
+        guard request.method == .get else {
+            throw .invalidRequest(reason: "only a GET download can be resumed, not \(request.method)")
+        }
+        if request.headers.contains("Range") || request.headers.contains("If-Range") {
+            throw .invalidRequest(reason: "a resumable download sets Range and If-Range itself")
+        }
+        let (url, _) = try request.target(relativeTo: configuration.baseURL)
+        let partial = try PartialDownload.claim(destination: destination, url: url)
+        var target = TransportRequest.DownloadTarget(file: partial.file, durability: durability, progress: progress)
+        target.partial = partial
+        var restarted = false
+        while true {
+            var response: Response
+            do {
+                response = try await sendRetrying(request, download: target)
+            } catch {
+                // Once: a second answer that cannot continue the partial is the error.
+                if !restarted, partial.needsRestart(after: error) {
+                    restarted = true
+                    configuration.logger.debug(
+                        "download to \(destination.path) starts over: \(error)")
+                    do {
+                        try partial.restart()
+                    } catch let failure {
+                        partial.release()
+                        throw failure
+                    }
+                    continue
+                }
+                partial.release()
+                throw error
+            }
+            guard (200..<300).contains(response.statusCode) else {
+                // A status the request accepts: the destination and the partial stay as they were.
+                partial.release()
+                return response
+            }
+            try partial.complete(into: destination)
+            syncFolder(of: destination, durability: durability)
+            response.fileURL = destination
+            return response
+        }
+    }
+
+    /// Syncs the folder a download was just renamed into (for ``DownloadDurability/synced``).
+    /// The file is in place (and its data on disk): a folder that fails to sync is told, not
+    /// thrown, since throwing now would report a replaced file as not replaced.
+    private func syncFolder(of destination: URL, durability: DownloadDurability) {
+        guard durability == .synced, let reason = FolderSync.sync(destination.deletingLastPathComponent().path) else {
+            return
+        }
+        configuration.logger.warning(
+            """
+            download to \(destination.path) is in place, but its folder could not be synced \
+            (\(reason)): a power loss may undo the rename
+            """)
     }
 }

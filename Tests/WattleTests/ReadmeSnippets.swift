@@ -100,6 +100,14 @@ func fetchImage(session: Session) async throws {
 
 import Wattle
 
+func fetchDataset(session: Session) async throws {
+    let destination = URL(fileURLWithPath: "/tmp/dataset.parquet")
+    let response = try await session.download("exports/dataset.parquet", to: destination, resumable: true)
+    print(response.statusCode)  // 206: continued from an earlier attempt's bytes
+}
+
+import Wattle
+
 func uploadVideo(session: Session) async throws {
     let video = URL(fileURLWithPath: "/tmp/talk.mp4")
     let request = Request("videos", method: .put, body: .file(video, contentType: "video/mp4"))

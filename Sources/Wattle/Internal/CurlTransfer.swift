@@ -64,6 +64,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var downloadWritten = 0
     private var downloadWritebackStarted = 0
     private var downloadedBytes: Int64 = 0
+    /// A resumable download: the offset this transfer asked the server to start at (0 for the
+    /// whole body), and where its body went in the partial file (the offset, for a `206`).
+    private var requestedOffset: Int64 = 0
+    private var downloadBase: Int64 = 0
     private var lastReportedProgress: Int64 = -1
     /// The response has a `Content-Encoding`: its length counts encoded bytes, while progress
     /// counts decoded ones, so no total is reported (checked for downloads with progress only).
@@ -104,6 +108,9 @@ final class CurlTransfer: @unchecked Sendable {
         case errorBodyCut
         case headersTooLarge
         case file(String)
+        /// A resumable download's answer cannot go into its partial file as it is (a whole
+        /// body over bytes already there, or another range): the session starts it over.
+        case range(String)
         /// A body file could not be read to its size.
         case uploadFile(UploadStream.Failure)
     }
@@ -263,6 +270,17 @@ final class CurlTransfer: @unchecked Sendable {
         // cookies in one `Cookie` field (RFC 6265 allows one); left in the list they were a
         // second field. Every transfer sets the option, to its cookies or none.
         var headers = request.headers
+        if let partial = request.download?.partial {
+            // The rest of a partial download, if the server still has the same file: with
+            // `If-Range`, a changed one is sent whole instead. Unencoded, as the partial is.
+            requestedOffset = 0
+            if let (offset, validator) = partial.resumePoint() {
+                requestedOffset = offset
+                headers["Range"] = "bytes=\(offset)-"
+                headers["If-Range"] = validator
+                headers["Accept-Encoding"] = "identity"
+            }
+        }
         if handle.keepsCookies {
             var own: [String] = []
             if headers.contains("Cookie") {
@@ -457,7 +475,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         activity &+= bytes.count
         if let download = request.download, (200..<300).contains(statusCode) {
-            if downloadDescriptor < 0, !openDownload(download.file) { return 0 }
+            if downloadDescriptor < 0, !openDownload(download) { return 0 }
             if let reason = storeDownload(bytes) {
                 abort = .file(reason)
                 return 0
@@ -499,17 +517,57 @@ final class CurlTransfer: @unchecked Sendable {
         return bytes.count
     }
 
-    private func openDownload(_ file: URL) -> Bool {
-        let descriptor = open(file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    private func openDownload(_ download: TransportRequest.DownloadTarget) -> Bool {
+        downloadBase = 0
+        if let partial = download.partial, !openPartial(partial) { return false }
+        // (A partial is empty here unless this is a `206` continuing it: no truncation.)
+        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (download.partial == nil ? O_TRUNC : 0)
+        let descriptor = open(download.file.path, flags, 0o644)
         if descriptor < 0 {
             abort = .file(String(cString: strerror(errno)))
+            return false
+        }
+        if downloadBase > 0, lseek(descriptor, off_t(downloadBase), SEEK_SET) < 0 {
+            abort = .file(String(cString: strerror(errno)))
+            close(descriptor)
             return false
         }
         downloadDescriptor = descriptor
         pendingDownload = .allocate(byteCount: Self.downloadReceiveBufferSize, alignment: 16)
         pendingDownloadCount = 0
-        downloadWritten = 0
-        downloadWritebackStarted = 0
+        downloadWritten = Int(downloadBase)
+        downloadWritebackStarted = Int(downloadBase)
+        return true
+    }
+
+    /// Decides how a resumable download's 2xx answer goes into its partial file: a `206` for
+    /// the range asked continues it at that offset; a whole body is written from the start
+    /// once its validator is recorded, unless the partial holds bytes (the file changed, or
+    /// the server ignores ranges), which the session must empty first (see ``PartialDownload``).
+    private func openPartial(_ partial: PartialDownload) -> Bool {
+        let headers = HeaderSection(rawHeaders).headers
+        if statusCode == 206 {
+            let start = PartialDownload.rangeStart(of: headers)
+            let encoding = headers["Content-Encoding"] ?? "identity"
+            guard requestedOffset > 0, start == requestedOffset, encoding.isEmpty || encoding.caseInsensitiveEquals("identity")
+            else {
+                partial.requestRestart()
+                abort = .range(
+                    "the server answered the range from byte \(requestedOffset) with \(Redaction.escaped(headers["Content-Range"] ?? "no Content-Range"))")
+                return false
+            }
+            downloadBase = requestedOffset
+            return true
+        }
+        if requestedOffset > 0 {
+            partial.requestRestart()
+            abort = .range("the server sent the whole file again instead of the rest (status \(statusCode))")
+            return false
+        }
+        if let reason = partial.begin(validator: PartialDownload.validator(of: headers)) {
+            abort = .file("cannot record the partial download's state: \(reason)")
+            return false
+        }
         return true
     }
 
@@ -599,7 +657,9 @@ final class CurlTransfer: @unchecked Sendable {
         // A total smaller than what has arrived is wrong (an encoded length, or a server's
         // mistake): unknown rather than a fraction over 1.
         let known = expected > 0 && !bodyIsEncoded && downloadedBytes <= expected
-        progress(DownloadProgress(receivedBytes: downloadedBytes, expectedBytes: known ? expected : nil))
+        progress(
+            DownloadProgress(
+                receivedBytes: downloadBase + downloadedBytes, expectedBytes: known ? downloadBase + expected : nil))
     }
 
     // MARK: Completion (engine thread)
@@ -610,6 +670,8 @@ final class CurlTransfer: @unchecked Sendable {
         if case .errorBodyCut = abort {
             // Stopped on purpose by the write callback: the response is whole but for its body.
         } else if code != CURLE_OK {
+            // A resumable download keeps what arrived, gathered pieces included.
+            if request.download?.partial != nil, abort == nil { _ = flushDownload() }
             return .failure(error(for: code, easy: easy))
         }
         var status = 0
@@ -618,7 +680,7 @@ final class CurlTransfer: @unchecked Sendable {
         var fileURL: URL?
         var unsynced: Int32 = -1
         if let download = request.download, (200..<300).contains(statusCode) {
-            if downloadDescriptor < 0, !openDownload(download.file) {
+            if downloadDescriptor < 0, !openDownload(download) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
             }
             if syncsDownload {
@@ -743,6 +805,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .tooLarge: return .responseTooLarge(limit: request.maximumResponseSize ?? 0, url: request.url)
             case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
+            case .range(let reason): return .transport(code: Int(CURLE_RANGE_ERROR.rawValue), message: reason)
             case .uploadFile(let failure): return .fileError(path: failure.path, reason: failure.reason)
             case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)  // (`finish` keeps a cut body's response)
             }
@@ -931,8 +994,12 @@ final class CurlTransfer: @unchecked Sendable {
         return curl_easy_pause(easy, wattle_curlpause_cont)
     }
 
-    /// Removes a partly written download after a failure.
-    func discardPartialDownload() { closeDownload() }
+    /// Closes a partly written download's file when the transfer is stopped (cancelled). A
+    /// resumable download's gathered pieces are written first, to be continued later.
+    func discardPartialDownload() {
+        if request.download?.partial != nil, abort == nil { _ = flushDownload() }
+        closeDownload()
+    }
 
     /// `fsync`s and closes a finished download's descriptor; the reason when either failed.
     static func syncAndClose(_ descriptor: Int32) -> String? {

@@ -1,0 +1,77 @@
+/// `/resource/{n}`: a file of `n` bytes served as a static file server serves one, with
+/// `Accept-Ranges`, validators and single byte ranges (`Range: bytes=FIRST-`, with `If-Range`),
+/// and the faults a resumable download must survive. Query parameters:
+///
+/// | parameter | effect |
+/// | --- | --- |
+/// | `cut=K`, `cuts=C` | the first `C` requests (default 1) get `K` bytes of their body, then the connection closes |
+/// | `stall=1` | with `cut`, the connection stays open after the `K` bytes instead, silent |
+/// | `extra=E` | with `cut`, the head announces `E` bytes more than there are |
+/// | `change_after=H` | after `H` requests the file changes: other bytes, another `ETag` and date |
+/// | `validator=etag\|date\|weak\|none` | what the head carries: `ETag` and `Last-Modified` (default), `Last-Modified` only, a weak `ETag` only, or neither |
+/// | `ranges=no\|wrong` | ranges are ignored (always `200`), or answered from one byte later than asked |
+///
+/// Byte `i` of version 1 is `i % 251`; of version 2, `(i + 100) % 251`. Every answer echoes what
+/// it was asked in `X-Range-Received` and `X-If-Range-Received` (`none` when absent).
+public enum RangeResource {
+    /// The bytes of `version` of an `n`-byte file.
+    public static func content(length: Int, version: Int) -> [UInt8] {
+        let shift = version == 1 ? 0 : 100
+        return (0..<length).map { UInt8(($0 + shift) % 251) }
+    }
+
+    static func route(_ request: RouteRequest, length: Int) -> RouteOutcome {
+        let changeAfter = request.queryValue("change_after").flatMap { Int($0) }
+        let version = changeAfter.map { request.hitCount > $0 ? 2 : 1 } ?? 1
+        let tag = "\"res-\(length)-v\(version)\""
+        let modified = version == 1 ? "Mon, 02 Nov 2026 10:00:00 GMT" : "Tue, 03 Nov 2026 10:00:00 GMT"
+        let mode = request.queryValue("validator") ?? "etag"
+        var headers: [(String, String)] = [
+            ("Content-Type", "application/octet-stream"), ("Accept-Ranges", "bytes"),
+            ("Date", "Wed, 25 Nov 2026 10:00:00 GMT"),
+            ("X-Range-Received", request.header("Range") ?? "none"),
+            ("X-If-Range-Received", request.header("If-Range") ?? "none"),
+        ]
+        switch mode {
+        case "date": headers.append(("Last-Modified", modified))
+        case "weak": headers.append(("ETag", "W/\(tag)"))
+        case "none": break
+        default: headers += [("ETag", tag), ("Last-Modified", modified)]
+        }
+        let body = content(length: length, version: version)
+
+        // A range is served when asked for and `If-Range` (if sent) matches strongly.
+        var first: Int?
+        if request.queryValue("ranges") != "no", let range = request.header("Range"), range.hasPrefix("bytes="),
+            range.hasSuffix("-"), let start = Int(range.dropFirst("bytes=".count).dropLast())
+        {
+            let ifRange = request.header("If-Range")
+            let matches =
+                switch mode {
+                case "etag": ifRange == nil || ifRange == tag
+                case "date": ifRange == nil || ifRange == modified
+                default: ifRange == nil
+                }
+            if matches { first = start }
+        }
+        var status = 200
+        var sent = body[...]
+        if let asked = first {
+            guard asked < length else {
+                return .respond(status: 416, headers: headers + [("Content-Range", "bytes */\(length)")], body: [])
+            }
+            let start = request.queryValue("ranges") == "wrong" ? min(asked + 1, length - 1) : asked
+            status = 206
+            sent = body[start...]
+            headers.append(("Content-Range", "bytes \(start)-\(length - 1)/\(length)"))
+        }
+        let cuts = Int(request.queryValue("cuts") ?? "1") ?? 1
+        if let cut = request.queryValue("cut").flatMap({ Int($0) }), request.hitCount <= cuts {
+            let extra = Int(request.queryValue("extra") ?? "0") ?? 0
+            return .cut(
+                status: status, headers: headers, body: Array(sent.prefix(cut)), declaredLength: sent.count + extra,
+                stall: request.queryValue("stall") == "1")
+        }
+        return .respond(status: status, headers: headers, body: Array(sent))
+    }
+}

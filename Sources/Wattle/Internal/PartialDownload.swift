@@ -1,0 +1,312 @@
+import CSodium
+import WattleKeychain
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A resumable download's partial file, beside its destination, and what the server said of
+/// the bytes it holds (see ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``).
+///
+/// Two files: `.NAME.wattle-partial`, the body so far, and `.NAME.wattle-partial-state`, three
+/// lines naming the format, a BLAKE2b hash of the URL (never the URL: a presigned one carries a
+/// credential) and the validator (a strong `ETag`, or a `Last-Modified` date that is strong)
+/// that goes in `If-Range`. A partial without a state file, or whose state names another URL,
+/// is never resumed.
+///
+/// **Consistency.** The state file only ever describes the bytes in the partial: the partial is
+/// emptied, and that made durable, before a new state file can be written (`restart()` and
+/// `claim`); a response that would replace non-empty bytes (a `200` to a range request) stops
+/// its transfer and comes back here to empty them first. After a process crash the pair is
+/// as the last write left it; after a power loss, bytes not yet on disk are simply missing
+/// from the end, or the state file is, and the download starts over.
+///
+/// **One at a time.** The download holds an exclusive `flock` on the partial while it runs; a
+/// second download to the same destination, in this or another process, is refused.
+///
+/// Claimed on the caller's task; `resumePoint()` and `begin(validator:)` run on the engine
+/// thread, the rest on the caller's task between transfers. Its state is behind a lock.
+final class PartialDownload: Sendable {
+    /// The body so far.
+    let file: URL
+    /// The format line, the URL's hash and the validator.
+    let stateFile: URL
+    /// Hex BLAKE2b-256 of the URL the download asks for.
+    private let key: String
+    private let state: PThreadLocked<State>
+
+    private struct State {
+        /// The open, locked partial (-1 once released).
+        var lockDescriptor: Int32
+        /// What the state file says of the partial's bytes; nil when they cannot be resumed.
+        var validator: String?
+        /// The offset the latest transfer asked for (0: the whole body).
+        var requestedOffset: Int64 = 0
+        /// The latest transfer stopped because its answer would have replaced the partial's
+        /// bytes (or answered another range): `restart()` and send again.
+        var restartNeeded = false
+    }
+
+    static let formatLine = "wattle partial download 1"
+    /// `sodium_init()`, before the first hash (idempotent).
+    private static let sodiumReady: Bool = sodium_init() >= 0
+
+    private init(file: URL, stateFile: URL, key: String, descriptor: Int32, validator: String?) {
+        self.file = file
+        self.stateFile = stateFile
+        self.key = key
+        state = PThreadLocked(State(lockDescriptor: descriptor, validator: validator))
+    }
+
+    deinit {
+        state.withLock { state in
+            if state.lockDescriptor >= 0 { close(state.lockDescriptor) }
+        }
+    }
+
+    // MARK: Claiming (caller's task)
+
+    /// Opens and locks the partial of `destination`, keeping what it holds when its state file
+    /// names `url`, and emptying it (durably) otherwise.
+    static func claim(destination: URL, url: URL) throws(WattleError) -> PartialDownload {
+        let directory = destination.deletingLastPathComponent()
+        let file = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial")
+        let stateFile = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial-state")
+        let descriptor = try lock(file)
+        let key = hash(url.absoluteString)
+        let partial = PartialDownload(
+            file: file, stateFile: stateFile, key: key, descriptor: descriptor, validator: nil)
+        let size = partial.size
+        if size > 0, let validator = readState(stateFile, key: key) {
+            partial.state.withLock { $0.validator = validator }
+        } else if size > 0 || access(stateFile.path, F_OK) == 0 {
+            try partial.restart()
+        }
+        return partial
+    }
+
+    /// Opens `file` (created if missing) and takes its exclusive lock, checking that the path
+    /// still names the locked file: another download may have renamed it into place (a
+    /// finished partial becomes its destination) between the open and the lock.
+    private static func lock(_ file: URL) throws(WattleError) -> Int32 {
+        for _ in 0..<3 {
+            let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                throw .fileError(path: file.path, reason: "cannot open the partial download: \(String(cString: strerror(errno)))")
+            }
+            if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                let code = errno
+                close(descriptor)
+                if code == EWOULDBLOCK {
+                    throw .fileError(
+                        path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
+                }
+                throw .fileError(path: file.path, reason: "cannot lock the partial download: \(String(cString: strerror(code)))")
+            }
+            var opened = stat()
+            var named = stat()
+            if fstat(descriptor, &opened) == 0, stat(file.path, &named) == 0, opened.st_dev == named.st_dev,
+                opened.st_ino == named.st_ino
+            {
+                return descriptor
+            }
+            close(descriptor)
+        }
+        throw .fileError(path: file.path, reason: "the partial download kept changing while it was being locked")
+    }
+
+    /// The validator a state file holds for `key`, or nil when it is missing, unreadable, of
+    /// another format or for another URL.
+    private static func readState(_ stateFile: URL, key: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: stateFile.path), data.count < 4096,
+            let text = String(data: data, encoding: .utf8)
+        else { return nil }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard lines.count >= 3, lines[0] == formatLine, lines[1] == "url \(key)", lines[2].hasPrefix("validator ") else {
+            return nil
+        }
+        let validator = String(lines[2].dropFirst("validator ".count))
+        return isUsable(validator) ? validator : nil
+    }
+
+    /// Hex BLAKE2b-256 of `text`.
+    static func hash(_ text: String) -> String {
+        _ = sodiumReady
+        var digest = [UInt8](repeating: 0, count: 32)
+        let bytes = Array(text.utf8)
+        _ = crypto_generichash(&digest, digest.count, bytes, UInt64(bytes.count), nil, 0)
+        return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
+
+    /// The partial's size now.
+    var size: Int64 {
+        var info = stat()
+        return stat(file.path, &info) == 0 ? Int64(info.st_size) : 0
+    }
+
+    // MARK: Between transfers (caller's task)
+
+    /// Empties the partial and forgets its state, durably, before anything new is written.
+    func restart() throws(WattleError) {
+        unlink(stateFile.path)
+        let failure: String? = state.withLock { state in
+            state.validator = nil
+            state.restartNeeded = false
+            state.requestedOffset = 0
+            guard ftruncate(state.lockDescriptor, 0) == 0, fsync(state.lockDescriptor) == 0 else {
+                return String(cString: strerror(errno))
+            }
+            return nil
+        }
+        if let failure { throw .fileError(path: file.path, reason: "cannot empty the partial download: \(failure)") }
+        _ = FolderSync.sync(file.deletingLastPathComponent().path)
+    }
+
+    /// Whether `error` (the latest attempt's) asks for the download to start over: its answer
+    /// would have replaced or misplaced the partial's bytes, or the server found the range it
+    /// was asked for beyond the end (a 416: the partial is as long as the file, or longer).
+    func needsRestart(after error: WattleError) -> Bool {
+        state.withLock { state in
+            if state.restartNeeded { return true }
+            if case .httpStatus(let response) = error, response.statusCode == 416, state.requestedOffset > 0 { return true }
+            return false
+        }
+    }
+
+    /// Moves the finished partial to `destination`, forgets its state and lets go of the lock.
+    func complete(into destination: URL) throws(WattleError) {
+        if rename(file.path, destination.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            release()
+            throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
+        }
+        unlink(stateFile.path)
+        state.withLock { state in
+            close(state.lockDescriptor)
+            state.lockDescriptor = -1
+        }
+    }
+
+    /// Lets go of the lock, keeping the partial only when it can be resumed: bytes that a
+    /// validator describes. Otherwise both files go.
+    func release() {
+        let keep = state.withLock { $0.validator != nil } && size > 0
+        if !keep {
+            unlink(file.path)
+            unlink(stateFile.path)
+        }
+        state.withLock { state in
+            if state.lockDescriptor >= 0 { close(state.lockDescriptor) }
+            state.lockDescriptor = -1
+        }
+    }
+
+    // MARK: Transfers (engine thread)
+
+    /// Where the next transfer resumes, with the validator for `If-Range`; nil to ask for the
+    /// whole body. Recorded as the transfer's requested offset.
+    func resumePoint() -> (offset: Int64, validator: String)? {
+        let size = size
+        return state.withLock { state in
+            state.restartNeeded = false
+            guard size > 0, let validator = state.validator else {
+                state.requestedOffset = 0
+                return nil
+            }
+            state.requestedOffset = size
+            return (size, validator)
+        }
+    }
+
+    /// A transfer's answer cannot be written to the partial as it is: the session empties it
+    /// and sends again.
+    func requestRestart() {
+        state.withLock { $0.restartNeeded = true }
+    }
+
+    /// Records the validator of a whole body about to be written from the start (nil: the body
+    /// cannot be resumed), and writes the state file (or removes it) before any of its bytes.
+    /// The partial is empty here (see the type's comment), so the state cannot describe other
+    /// bytes. Returns the reason when the state file cannot be written.
+    func begin(validator: String?) -> String? {
+        state.withLock { $0.validator = validator }
+        guard let validator else {
+            unlink(stateFile.path)
+            return nil
+        }
+        let text = "\(Self.formatLine)\nurl \(key)\nvalidator \(validator)\n"
+        let temporary = stateFile.path + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        let failure = written == bytes.count ? nil : String(cString: strerror(errno))
+        close(descriptor)
+        if let failure {
+            unlink(temporary)
+            return failure
+        }
+        if rename(temporary, stateFile.path) != 0 {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary)
+            return reason
+        }
+        return nil
+    }
+
+    // MARK: Reading a response's head
+
+    /// The validator of a whole body that `If-Range` may name later: a strong `ETag`, or, with
+    /// none, a `Last-Modified` date at least a second before the response's `Date` (RFC 9110,
+    /// 13.1.5 and 8.8.2.2). Nil for an encoded body (ranges count its encoded bytes, and Wattle
+    /// writes decoded ones), a weak `ETag`, or no strong validator.
+    static func validator(of headers: HTTPHeaders) -> String? {
+        if let encoding = headers["Content-Encoding"], !encoding.isEmpty, !encoding.caseInsensitiveEquals("identity") {
+            return nil
+        }
+        if let tag = headers["ETag"] {
+            // (With an entity tag, RFC 9110 forbids `If-Range` with a date.)
+            guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\""), isUsable(tag) else { return nil }
+            return tag
+        }
+        guard let modified = headers["Last-Modified"], isUsable(modified), let modifiedDate = HTTPDate.parse(modified),
+            let date = headers["Date"].flatMap({ HTTPDate.parse($0) }), date.timeIntervalSince(modifiedDate) >= 1
+        else { return nil }
+        return modified
+    }
+
+    /// A validator fit for a header and a line of the state file: visible ASCII and spaces.
+    private static func isUsable(_ validator: String) -> Bool {
+        !validator.isEmpty && validator.utf8.count <= 1024 && validator.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
+    }
+
+    /// The first byte a `206` answer's `Content-Range` says it holds (`bytes FIRST-LAST/LENGTH`
+    /// or `bytes FIRST-LAST/*`), or nil when the field is missing or not one range.
+    static func rangeStart(of headers: HTTPHeaders) -> Int64? {
+        guard let value = headers["Content-Range"] else { return nil }
+        let text = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+        guard text.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = text.dropFirst("bytes ".count)
+        let parts = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first else {
+            return nil
+        }
+        if parts[1] != "*" {
+            guard let length = Int64(parts[1]), length > last else { return nil }
+        }
+        return first
+    }
+}
+
+extension String {
+    /// The string with `"0"`s before it up to `width` characters.
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

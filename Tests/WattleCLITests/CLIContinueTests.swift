@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+import WattleDemoServer
+
+@Suite("wattle -o FILE --continue resumes a download, even one whose process was killed")
+struct CLIContinueTests {
+    @Test("a killed download's bytes are kept; --continue asks for the rest and the file lands whole")
+    func continueAfterKill() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.bin")
+        let partial = folder.appendingPathComponent(".out.bin.wattle-partial")
+        let length = 3_000_021
+        let cut = 2_000_000
+        // The first answer stops after `cut` bytes and keeps the connection open: the process
+        // is killed (SIGKILL) while it waits, as a crash or a closed laptop would stop it. What
+        // it had written is kept (pieces it gathered in memory to write together, under 512
+        // KiB, are lost with it).
+        let url = server.url("resource/\(length)?cut=\(cut)&stall=1").absoluteString
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = ["--continue", "-o", file.path, url]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(20)
+        func partialSize() -> Int {
+            ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size]) as? Int) ?? 0
+        }
+        while partialSize() < cut - 512 * 1024, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .uncaughtSignal)
+        let kept = partialSize()
+        #expect(kept >= cut - 512 * 1024 && kept <= cut)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+
+        let resumed = try await CLI.run(["-v", "--continue", "-o", file.path, url])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(resumed.stderr.contains("206"), "\(resumed.stderr)")
+        #expect(resumed.stderr.lowercased().contains("content-range: bytes \(kept)-\(length - 1)/\(length)"), "\(resumed.stderr)")
+        #expect(try Data(contentsOf: file) == Data(RangeResource.content(length: length, version: 1)))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
+    }
+
+    @Test("--continue without -o is a usage error (exit 1)")
+    func continueNeedsOutput() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run(["--continue", server.url("resource/10").absoluteString])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("--continue"), "\(result.stderr)")
+    }
+}

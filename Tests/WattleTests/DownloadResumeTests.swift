@@ -1,0 +1,270 @@
+import Foundation
+import Testing
+import Wattle
+import WattleDemoServer
+
+/// Resumable downloads against the test server's `/resource/{n}` (see ``RangeResource``). The
+/// server counts requests per path, so every test uses a length of its own.
+@Suite("A resumable download continues from its partial file, only when the server's file is the same")
+struct DownloadResumeTests {
+    /// The files a destination's folder holds, sorted.
+    private func files(in folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+    }
+
+    private func expectContent(
+        of file: URL, length: Int, version: Int = 1, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let data = try Data(contentsOf: file)
+        #expect(data.count == length, sourceLocation: sourceLocation)
+        #expect(data == Data(RangeResource.content(length: length, version: version)), sourceLocation: sourceLocation)
+    }
+
+    private func isConnectionLost(_ error: WattleError) -> Bool {
+        if case .connectionLost = error { return true }
+        return false
+    }
+
+    @Test("a dropped download keeps its bytes; the next call asks for the rest with If-Range and gets a 206", arguments: [false, true])
+    func resumesAfterDrop(overTLS: Bool) async throws {
+        let session: Session
+        let length: Int
+        if overTLS {
+            let server = try await TLSServers.server()
+            session = tlsSession {
+                $0.baseURL = server.baseURL
+                $0.trust.selfSignedHosts = ["127.0.0.1"]
+            }
+            length = 1_500_002
+        } else {
+            session = makeSession(try await TestServer.shared())
+            length = 1_500_001
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("big.bin")
+        let cut = 600_000
+        await expectWattleError({
+            _ = try await session.download("resource/\(length)?cut=\(cut)", to: destination, resumable: true)
+        }, matches: isConnectionLost)
+        // The bytes that arrived are kept, with the state that names them; no destination yet.
+        #expect(try files(in: folder) == [".big.bin.wattle-partial", ".big.bin.wattle-partial-state"])
+        let partial = folder.appendingPathComponent(".big.bin.wattle-partial")
+        #expect(try Data(contentsOf: partial) == Data(RangeResource.content(length: length, version: 1).prefix(cut)))
+        let state = try String(contentsOf: folder.appendingPathComponent(".big.bin.wattle-partial-state"), encoding: .utf8)
+        #expect(!state.contains("resource"), "the state file holds the URL's hash, not the URL")
+
+        let reports = ProgressLog()
+        let response = try await session.download(
+            "resource/\(length)?cut=\(cut)", to: destination, resumable: true) { reports.record($0) }
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=\(cut)-")
+        #expect(response.headers["X-If-Range-Received"] == "\"res-\(length)-v1\"")
+        #expect(response.metrics.bytesReceived == Int64(length - cut))
+        #expect(response.fileURL == destination)
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["big.bin"])
+        // Progress counts from the bytes already there, against the whole file.
+        #expect(reports.all.first.map { $0.receivedBytes > Int64(cut) } == true)
+        #expect(reports.last == DownloadProgress(receivedBytes: Int64(length), expectedBytes: Int64(length)))
+        #expect(reports.all.allSatisfy { $0.expectedBytes == nil || $0.expectedBytes == Int64(length) })
+    }
+
+    @Test("with a retry policy, one call resumes after each drop instead of starting over")
+    func retryResumes() async throws {
+        let session = makeSession(try await TestServer.shared()) {
+            $0.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(10))
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 1_000_003
+        // Three drops of 100,000 bytes each: the fourth request asks for the last 700,003.
+        let response = try await session.download(
+            "resource/\(length)?cut=100000&cuts=3", to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=300000-")
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("a file that changed on the server is downloaded whole, never spliced onto the old bytes", arguments: ["etag", "date"])
+    func changedFileStartsOver(validator: String) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = validator == "etag" ? 200_004 : 200_005
+        let path = "resource/\(length)?cut=50000&change_after=1&validator=\(validator)"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        // If-Range named version 1; the server has version 2 and answered the range request
+        // with all of it. That answer was stopped (the partial had to be emptied, durably,
+        // first), and a third request fetched the file whole.
+        #expect(server.stats.hits("/resource/\(length)") == 3)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        try expectContent(of: destination, length: length, version: 2)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("a date validator resumes too, when it is strong (a second before the response's Date)")
+    func dateValidatorResumes() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 200_006
+        let path = "resource/\(length)?cut=70000&validator=date"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-If-Range-Received"] == "Mon, 02 Nov 2026 10:00:00 GMT")
+        try expectContent(of: destination, length: length)
+    }
+
+    @Test("without a strong validator nothing is kept, and the next call starts over", arguments: ["none", "weak"])
+    func noValidatorKeepsNothing(validator: String) async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        try Data("previous".utf8).write(to: destination)
+        let length = validator == "none" ? 200_007 : 200_008
+        let path = "resource/\(length)?cut=50000&validator=\(validator)"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        #expect(try files(in: folder) == ["file.bin"])
+        #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        try expectContent(of: destination, length: length)
+    }
+
+    @Test("a server that ignores ranges, or answers another range, gets the file downloaded whole", arguments: ["no", "wrong"])
+    func badRangeAnswerStartsOver(ranges: String) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = ranges == "no" ? 200_009 : 200_010
+        let path = "resource/\(length)?cut=60000&ranges=\(ranges)"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        // The answer to the range request was stopped; the download started over without one.
+        #expect(server.stats.hits("/resource/\(length)") == 3)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("a partial as long as the file (a 416 for the rest) starts over and lands whole")
+    func rangeNotSatisfiableStartsOver() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 100_011
+        // Every byte arrives, but the head promised ten more: the transfer fails, all kept.
+        let path = "resource/\(length)?cut=\(length)&extra=10"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 200)
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("another URL to the same destination does not continue the partial")
+    func otherURLStartsOver() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        await expectWattleError({
+            _ = try await session.download("resource/200012?cut=80000", to: destination, resumable: true)
+        }, matches: isConnectionLost)
+        let response = try await session.download("resource/200013", to: destination, resumable: true)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        try expectContent(of: destination, length: 200_013)
+    }
+
+    @Test("a cancelled download keeps its bytes; a second download to the same file meanwhile is refused")
+    func cancelKeepsPartialAndLocks() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 300_014
+        let cut = 120_000
+        let path = "resource/\(length)?cut=\(cut)&stall=1"
+        let reports = ProgressLog()
+        let task = Task {
+            try await session.download(path, to: destination, resumable: true) { reports.record($0) }
+        }
+        let deadline = ContinuousClock.now + promptBound(seconds: 10)
+        while reports.last?.receivedBytes != Int64(cut), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(reports.last?.receivedBytes == Int64(cut))
+        // The partial is in use: another download to it fails at once, in this process or another.
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }) {
+            if case .fileError(_, let reason) = $0 { return reason.contains("in progress") }
+            return false
+        }
+        task.cancel()
+        await expectWattleError({ _ = try await task.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        #expect(try files(in: folder) == [".file.bin.wattle-partial", ".file.bin.wattle-partial-state"])
+
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=\(cut)-")
+        try expectContent(of: destination, length: length)
+    }
+
+    @Test("a resumable download is a GET without a Range of its own")
+    func refusesOtherRequests() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        await expectWattleError({
+            _ = try await session.download(Request("resource/10", method: .post), to: destination, resumable: true)
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("GET") }
+            return false
+        }
+        await expectWattleError({
+            _ = try await session.download(
+                Request("resource/10", headers: ["Range": "bytes=5-"]), to: destination, resumable: true)
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("Range") }
+            return false
+        }
+        #expect(try files(in: folder).isEmpty)
+    }
+
+    @Test("a failed resumable download leaves an existing destination as it was until the rest arrives")
+    func failureKeepsDestination() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        try Data("previous".utf8).write(to: destination)
+        let length = 200_015
+        await expectWattleError({
+            _ = try await session.download("resource/\(length)?cut=90000", to: destination, resumable: true)
+        }, matches: isConnectionLost)
+        #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
+        #expect(try files(in: folder).count == 3)
+        let response = try await session.download("resource/\(length)?cut=90000", to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        try expectContent(of: destination, length: length)
+    }
+}
