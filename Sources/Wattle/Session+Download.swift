@@ -123,7 +123,7 @@ extension Session {
             throw .invalidRequest(reason: "a resumable download sets Range and If-Range itself")
         }
         let (url, _) = try request.target(relativeTo: configuration.baseURL)
-        let partial = try PartialDownload.claim(destination: destination, url: url)
+        let partial = try await claimPartial(of: destination, url: url)
         var target = TransportRequest.DownloadTarget(file: partial.file, durability: durability, progress: progress)
         target.partial = partial
         var restarted = false
@@ -158,6 +158,24 @@ extension Session {
             response.fileURL = destination
             return response
         }
+    }
+
+    /// The partial download of `destination`, locked for this download. Another download
+    /// holding it is refused, after a second: a lock is also held, for the moment between
+    /// its `fork` and its `exec`, by a child process another thread of this process starts,
+    /// which inherits every open file (`O_CLOEXEC` closes them only at the `exec`).
+    private func claimPartial(of destination: URL, url: URL) async throws(WattleError) -> PartialDownload {
+        for _ in 0..<50 {
+            if let partial = try PartialDownload.claim(destination: destination, url: url) { return partial }
+            do {
+                try await Task.sleep(for: .milliseconds(20))
+            } catch {
+                throw .cancelled
+            }
+        }
+        let file = destination.deletingLastPathComponent().appendingPathComponent(
+            ".\(destination.lastPathComponent).wattle-partial")
+        throw .fileError(path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
     }
 
     /// Syncs the folder a download was just renamed into (for ``DownloadDurability/synced``).

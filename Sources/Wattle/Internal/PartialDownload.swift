@@ -71,12 +71,12 @@ final class PartialDownload: Sendable {
     // MARK: Claiming (caller's task)
 
     /// Opens and locks the partial of `destination`, keeping what it holds when its state file
-    /// names `url`, and emptying it (durably) otherwise.
-    static func claim(destination: URL, url: URL) throws(WattleError) -> PartialDownload {
+    /// names `url`, and emptying it (durably) otherwise; nil when another holds the lock.
+    static func claim(destination: URL, url: URL) throws(WattleError) -> PartialDownload? {
         let directory = destination.deletingLastPathComponent()
         let file = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial")
         let stateFile = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial-state")
-        let descriptor = try lock(file)
+        guard let descriptor = try lock(file) else { return nil }
         let key = hash(url.absoluteString)
         let partial = PartialDownload(
             file: file, stateFile: stateFile, key: key, descriptor: descriptor, validator: nil)
@@ -91,8 +91,9 @@ final class PartialDownload: Sendable {
 
     /// Opens `file` (created if missing) and takes its exclusive lock, checking that the path
     /// still names the locked file: another download may have renamed it into place (a
-    /// finished partial becomes its destination) between the open and the lock.
-    private static func lock(_ file: URL) throws(WattleError) -> Int32 {
+    /// finished partial becomes its destination) between the open and the lock. Nil when
+    /// another open file holds the lock.
+    private static func lock(_ file: URL) throws(WattleError) -> Int32? {
         for _ in 0..<3 {
             let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
@@ -101,10 +102,7 @@ final class PartialDownload: Sendable {
             if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
                 close(descriptor)
-                if code == EWOULDBLOCK {
-                    throw .fileError(
-                        path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
-                }
+                if code == EWOULDBLOCK { return nil }
                 throw .fileError(path: file.path, reason: "cannot lock the partial download: \(String(cString: strerror(code)))")
             }
             var opened = stat()
