@@ -8,11 +8,14 @@
 /// | `stall=1` | with `cut`, the connection stays open after the `K` bytes instead, silent |
 /// | `extra=E` | with `cut`, the head announces `E` bytes more than there are |
 /// | `change_after=H` | after `H` requests the file changes: other bytes, another `ETag` and date |
+/// | `shrink_after=H` | after `H` requests the file changes to its first `n / 2` bytes of version 2 |
 /// | `validator=etag\|date\|weak\|none` | what the head carries: `ETag` and `Last-Modified` (default), `Last-Modified` only, a weak `ETag` only, or neither |
-/// | `ranges=no\|wrong` | ranges are ignored (always `200`), or answered from one byte later than asked |
+/// | `ranges=no\|wrong\|capped` | ranges are ignored (always `200`), answered from one byte later than asked, or cut to 10,000 bytes |
+/// | `if_range=ignore` | `If-Range` is ignored: a range is served from whatever the file is now |
 ///
 /// Byte `i` of version 1 is `i % 251`; of version 2, `(i + 100) % 251`. Every answer echoes what
-/// it was asked in `X-Range-Received` and `X-If-Range-Received` (`none` when absent).
+/// it was asked in `X-Range-Received`, `X-If-Range-Received` and `X-Accept-Encoding-Received`
+/// (`none` when absent).
 public enum RangeResource {
     /// The bytes of `version` of an `n`-byte file.
     public static func content(length: Int, version: Int) -> [UInt8] {
@@ -20,9 +23,12 @@ public enum RangeResource {
         return (0..<length).map { UInt8(($0 + shift) % 251) }
     }
 
-    static func route(_ request: RouteRequest, length: Int) -> RouteOutcome {
+    static func route(_ request: RouteRequest, length fullLength: Int) -> RouteOutcome {
         let changeAfter = request.queryValue("change_after").flatMap { Int($0) }
-        let version = changeAfter.map { request.hitCount > $0 ? 2 : 1 } ?? 1
+        let shrinkAfter = request.queryValue("shrink_after").flatMap { Int($0) }
+        let shrunk = shrinkAfter.map { request.hitCount > $0 } ?? false
+        let version = shrunk ? 2 : changeAfter.map { request.hitCount > $0 ? 2 : 1 } ?? 1
+        let length = shrunk ? fullLength / 2 : fullLength
         let tag = "\"res-\(length)-v\(version)\""
         let modified = version == 1 ? "Mon, 02 Nov 2026 10:00:00 GMT" : "Tue, 03 Nov 2026 10:00:00 GMT"
         let mode = request.queryValue("validator") ?? "etag"
@@ -31,6 +37,7 @@ public enum RangeResource {
             ("Date", "Wed, 25 Nov 2026 10:00:00 GMT"),
             ("X-Range-Received", request.header("Range") ?? "none"),
             ("X-If-Range-Received", request.header("If-Range") ?? "none"),
+            ("X-Accept-Encoding-Received", request.header("Accept-Encoding") ?? "none"),
         ]
         switch mode {
         case "date": headers.append(("Last-Modified", modified))
@@ -45,7 +52,7 @@ public enum RangeResource {
         if request.queryValue("ranges") != "no", let range = request.header("Range"), range.hasPrefix("bytes="),
             range.hasSuffix("-"), let start = Int(range.dropFirst("bytes=".count).dropLast())
         {
-            let ifRange = request.header("If-Range")
+            let ifRange = request.queryValue("if_range") == "ignore" ? nil : request.header("If-Range")
             let matches =
                 switch mode {
                 case "etag": ifRange == nil || ifRange == tag
@@ -61,9 +68,10 @@ public enum RangeResource {
                 return .respond(status: 416, headers: headers + [("Content-Range", "bytes */\(length)")], body: [])
             }
             let start = request.queryValue("ranges") == "wrong" ? min(asked + 1, length - 1) : asked
+            let end = request.queryValue("ranges") == "capped" ? min(start + 10_000, length) : length
             status = 206
-            sent = body[start...]
-            headers.append(("Content-Range", "bytes \(start)-\(length - 1)/\(length)"))
+            sent = body[start..<end]
+            headers.append(("Content-Range", "bytes \(start)-\(end - 1)/\(length)"))
         }
         let cuts = Int(request.queryValue("cuts") ?? "1") ?? 1
         if let cut = request.queryValue("cut").flatMap({ Int($0) }), request.hitCount <= cuts {

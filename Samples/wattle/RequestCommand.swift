@@ -24,7 +24,7 @@ struct RequestCommand: AsyncParsableCommand {
         name: [.short, .customLong("continue")],
         help: """
             With -o: keep what arrived of a download that fails or is interrupted (beside FILE), and on the next \
-            run ask only for the rest, if the server's file is still the same (as httpie's --continue).
+            run ask only for the rest, if the server's file is still the same.
             """)
     var continueDownload = false
 

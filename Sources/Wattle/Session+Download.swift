@@ -18,7 +18,7 @@ extension Session {
     ///
     /// The body is written to a temporary file beside `destination` and moved into place only
     /// when the whole body has arrived with a 2xx status, so a failed or cancelled download
-    /// never leaves a partial file or replaces an existing one. By default the file is flushed to
+    /// never replaces an existing file, and leaves no partial one unless it is `resumable`. By default the file is flushed to
     /// disk before the rename and its folder after it, so a finished download also survives a
     /// crash or power loss; see ``DownloadDurability`` to leave that to the kernel.
     ///
@@ -37,17 +37,25 @@ extension Session {
     ///
     /// **Resuming.** With `resumable`, the body goes to `.NAME.wattle-partial` beside the
     /// destination (`NAME` its file name), and a download that fails or is cancelled, or whose
-    /// process dies, leaves it there; the next resumable download of the same URL to the same
+    /// process dies, leaves what it wrote there (bytes still gathered in memory, under 512 KiB,
+    /// go with a killed process). The next resumable download of the same URL to the same
     /// destination asks only for the rest (`Range`, with `If-Range` naming the file's strong
-    /// `ETag` or `Last-Modified` date) and answers with the server's `206`. A retry of the
-    /// ``Configuration/retry`` policy resumes the same way within one call. The partial is
-    /// thrown away, and the download starts over, when the file changed on the server, the
-    /// server ignores ranges or answers another one, the URL differs, or the body had no strong
-    /// validator or came encoded (`Content-Encoding`, whose ranges count encoded bytes); range
-    /// requests ask for the file unencoded. Only one download at a time may use a partial: a
-    /// second, in any process, fails at once with ``WattleError/fileError(path:reason:)``. Its
-    /// state file (`.NAME.wattle-partial-state`) holds a hash of the URL, never the URL, and the
-    /// validator.
+    /// `ETag`, or its `Last-Modified` date when that is a second older than the response's
+    /// `Date`) and returns the server's `206`: its `Content-Length` and
+    /// ``ResponseMetrics/bytesReceived`` count the rest only. A retry of the
+    /// ``Configuration/retry`` policy resumes the same way within one call. Every request of a
+    /// resumable download asks for the file unencoded (`Accept-Encoding: identity`), since
+    /// ranges count the bytes as sent.
+    ///
+    /// The partial is emptied, and the download starts over with a `200`, when the file changed
+    /// on the server, the server ignores ranges, answers another range, one that stops short of
+    /// the end or a `416`, or the URL differs (user-info aside; a presigned URL that changes on
+    /// every call never resumes); once started over, the call asks for whole bodies. A body
+    /// with no strong validator, or encoded anyway, is not kept. Only one download at a time
+    /// may use a partial: a second, in any process, fails after a second with
+    /// ``WattleError/fileError(path:reason:)``, as does a partial that is a symbolic link. The
+    /// state file beside it (`.NAME.wattle-partial-state`) holds a hash of the URL, never the
+    /// URL, and the validator.
     ///
     /// ```swift
     /// // Run again after a failure: it continues where the last attempt stopped.
@@ -57,8 +65,9 @@ extension Session {
     ///
     /// - Parameters:
     ///   - durability: whether the finished file is flushed to disk before this returns.
-    ///   - resumable: keep a failed download's bytes and continue from them (see above); a
-    ///     `GET` only, without a `Range` or `If-Range` of its own.
+    ///   - resumable: keep a failed download's bytes and continue from them (see above). A
+    ///     `GET` only, without a `Range` or `If-Range` of its own: others throw
+    ///     ``WattleError/invalidRequest(reason:)``.
     ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick. A
     ///     resumed download counts from the bytes it already had.
     /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``

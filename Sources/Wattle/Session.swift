@@ -146,6 +146,8 @@ public final class Session: Sendable {
                 // (A streamed body the reader has started on is not sent again.)
                 guard stream?.hasStarted != true, let delay = retry.delay(after: error, attempt: attempt, method: request.method)
                 else { throw error }
+                // A resumable download's bytes the next attempt will not continue are emptied first.
+                try prepared.download?.partial?.prepareForRetry()
                 configuration.logger.debug(
                     "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)")
                 do {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Wattle
 import WattleDemoServer
 
 @Suite("wattle -o FILE --continue resumes a download, even one whose process was killed")
@@ -31,6 +32,18 @@ struct CLIContinueTests {
         }
         while partialSize() < cut - 512 * 1024, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
+        }
+        // While the process runs, its partial is locked: a download here to the same file is refused.
+        var configuration = Configuration()
+        configuration.proxy = .none
+        do {
+            _ = try await Session(configuration: configuration).download(
+                Request(url), to: file, resumable: true)
+            Issue.record("a second download to a locked partial succeeded")
+        } catch {
+            if case .fileError(_, let reason) = error { #expect(reason.contains("in progress")) } else {
+                Issue.record("unexpected error: \(error)")
+            }
         }
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()

@@ -84,6 +84,8 @@ struct DownloadResumeTests {
             "resource/\(length)?cut=100000&cuts=3", to: destination, resumable: true)
         #expect(response.statusCode == 206)
         #expect(response.headers["X-Range-Received"] == "bytes=300000-")
+        // Every request of a resumable download asks for the file unencoded.
+        #expect(response.headers["X-Accept-Encoding-Received"] == "identity")
         try expectContent(of: destination, length: length)
         #expect(try files(in: folder) == ["file.bin"])
     }
@@ -163,7 +165,8 @@ struct DownloadResumeTests {
 
     @Test("a partial as long as the file (a 416 for the rest) starts over and lands whole")
     func rangeNotSatisfiableStartsOver() async throws {
-        let session = makeSession(try await TestServer.shared())
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
@@ -171,10 +174,108 @@ struct DownloadResumeTests {
         // Every byte arrives, but the head promised ten more: the transfer fails, all kept.
         let path = "resource/\(length)?cut=\(length)&extra=10"
         await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let partial = folder.appendingPathComponent(".file.bin.wattle-partial")
+        #expect(try Data(contentsOf: partial).count == length)
         let response = try await session.download(path, to: destination, resumable: true)
+        // The cut answer, the 416 for `bytes=100011-`, then the whole file.
+        #expect(server.stats.hits("/resource/\(length)") == 3)
         #expect(response.statusCode == 200)
         try expectContent(of: destination, length: length)
         #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("an attempt's bytes that cannot be continued are emptied before a retry writes a whole body over them")
+    func retryEmptiesUnresumableBytes() async throws {
+        let session = makeSession(try await TestServer.shared()) {
+            $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10))
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 200_016
+        // No validator: the first attempt's 150,000 bytes cannot be continued. The file then
+        // shrinks to 100,008 bytes, which the retry downloads whole: none of the old bytes may
+        // be left after them.
+        let response = try await session.download(
+            "resource/\(length)?cut=150000&validator=none&shrink_after=1", to: destination, resumable: true)
+        #expect(response.statusCode == 200)
+        try expectContent(of: destination, length: length / 2, version: 2)
+    }
+
+    @Test("a server that ignores ranges, and drops connections, still gets the file downloaded with a retry policy")
+    func rangeIgnoringServerWithRetries() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            $0.retry = RetryPolicy(maximumAttempts: 5, baseDelay: .milliseconds(10))
+        }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 200_017
+        // A whole body dropped (kept), a range answered whole (stopped: the call starts over and
+        // asks for whole bodies from then on), a whole body dropped, a whole body.
+        let response = try await session.download(
+            "resource/\(length)?cut=50000&cuts=3&ranges=no", to: destination, resumable: true)
+        #expect(server.stats.hits("/resource/\(length)") == 4)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        try expectContent(of: destination, length: length)
+    }
+
+    @Test(
+        "a 206 that names a changed file (a server ignoring If-Range) or stops short of the end starts over",
+        arguments: ["if_range=ignore&change_after=1", "ranges=capped"])
+    func unusable206StartsOver(fault: String) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let changes = fault.contains("change")
+        let length = changes ? 200_018 : 200_019
+        let path = "resource/\(length)?cut=40000&\(fault)"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(server.stats.hits("/resource/\(length)") == 3)
+        #expect(response.statusCode == 200)
+        try expectContent(of: destination, length: length, version: changes ? 2 : 1)
+    }
+
+    @Test("a partial with a state file that is not Wattle's, or no state file, is never continued")
+    func foreignStateStartsOver() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let partial = folder.appendingPathComponent(".file.bin.wattle-partial")
+        let state = folder.appendingPathComponent(".file.bin.wattle-partial-state")
+        for (index, stateText) in ["garbage\n", "wattle partial download 1\nurl 00\nvalidator \"res-200020-v1\"\n", nil].enumerated() {
+            try Data(repeating: 0xEE, count: 5000).write(to: partial)
+            if let stateText { try Data(stateText.utf8).write(to: state) }
+            let response = try await session.download("resource/200020?try=\(index)", to: destination, resumable: true)
+            #expect(response.statusCode == 200)
+            #expect(response.headers["X-Range-Received"] == "none")
+            try expectContent(of: destination, length: 200_020)
+            #expect(try files(in: folder) == ["file.bin"])
+        }
+    }
+
+    @Test("a partial that is a symbolic link is refused, and what it points to is left alone")
+    func symbolicLinkRefused() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let precious = folder.appendingPathComponent("precious.txt")
+        try Data("keep me".utf8).write(to: precious)
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent(".file.bin.wattle-partial"), withDestinationURL: precious)
+        await expectWattleError({ _ = try await session.download("resource/1000", to: destination, resumable: true) }) {
+            if case .fileError(_, let reason) = $0 { return reason.contains("symbolic link") }
+            return false
+        }
+        #expect(try String(contentsOf: precious, encoding: .utf8) == "keep me")
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
     }
 
     @Test("another URL to the same destination does not continue the partial")
@@ -186,10 +287,11 @@ struct DownloadResumeTests {
         await expectWattleError({
             _ = try await session.download("resource/200012?cut=80000", to: destination, resumable: true)
         }, matches: isConnectionLost)
-        let response = try await session.download("resource/200013", to: destination, resumable: true)
+        // The same file (same ETag) under another URL: no range is asked for.
+        let response = try await session.download("resource/200012?other=1", to: destination, resumable: true)
         #expect(response.statusCode == 200)
         #expect(response.headers["X-Range-Received"] == "none")
-        try expectContent(of: destination, length: 200_013)
+        try expectContent(of: destination, length: 200_012)
     }
 
     @Test("a cancelled download keeps its bytes; a second download to the same file meanwhile is refused")

@@ -68,6 +68,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// whole body), and where its body went in the partial file (the offset, for a `206`).
     private var requestedOffset: Int64 = 0
     private var downloadBase: Int64 = 0
+    /// The download's file was opened for this response's body: only then is progress
+    /// reported (a resumed one's counts from `downloadBase`, known from the head).
+    private var downloadOpened = false
     private var lastReportedProgress: Int64 = -1
     /// The response has a `Content-Encoding`: its length counts encoded bytes, while progress
     /// counts decoded ones, so no total is reported (checked for downloads with progress only).
@@ -271,14 +274,15 @@ final class CurlTransfer: @unchecked Sendable {
         // second field. Every transfer sets the option, to its cookies or none.
         var headers = request.headers
         if let partial = request.download?.partial {
-            // The rest of a partial download, if the server still has the same file: with
-            // `If-Range`, a changed one is sent whole instead. Unencoded, as the partial is.
+            // Unencoded: ranges count the bytes as sent, and an encoded body could not be
+            // continued. Then the rest of a partial download, if the server still has the same
+            // file: with `If-Range`, a changed one is sent whole instead.
+            headers["Accept-Encoding"] = "identity"
             requestedOffset = 0
             if let (offset, validator) = partial.resumePoint() {
                 requestedOffset = offset
                 headers["Range"] = "bytes=\(offset)-"
                 headers["If-Range"] = validator
-                headers["Accept-Encoding"] = "identity"
             }
         }
         if handle.keepsCookies {
@@ -519,19 +523,24 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func openDownload(_ download: TransportRequest.DownloadTarget) -> Bool {
         downloadBase = 0
-        if let partial = download.partial, !openPartial(partial) { return false }
-        // (A partial is empty here unless this is a `206` continuing it: no truncation.)
-        let flags = O_WRONLY | O_CREAT | O_CLOEXEC | (download.partial == nil ? O_TRUNC : 0)
-        let descriptor = open(download.file.path, flags, 0o644)
+        let descriptor: Int32
+        if let partial = download.partial {
+            // Through the partial's locked file: empty, or a `206` continuing it at its end.
+            guard openPartial(partial) else { return false }
+            descriptor = partial.writeDescriptor()
+        } else {
+            descriptor = open(download.file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        }
         if descriptor < 0 {
             abort = .file(String(cString: strerror(errno)))
             return false
         }
-        if downloadBase > 0, lseek(descriptor, off_t(downloadBase), SEEK_SET) < 0 {
+        if lseek(descriptor, off_t(downloadBase), SEEK_SET) < 0 {
             abort = .file(String(cString: strerror(errno)))
             close(descriptor)
             return false
         }
+        downloadOpened = true
         downloadDescriptor = descriptor
         pendingDownload = .allocate(byteCount: Self.downloadReceiveBufferSize, alignment: 16)
         pendingDownloadCount = 0
@@ -541,15 +550,16 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Decides how a resumable download's 2xx answer goes into its partial file: a `206` for
-    /// the range asked continues it at that offset; a whole body is written from the start
-    /// once its validator is recorded, unless the partial holds bytes (the file changed, or
-    /// the server ignores ranges), which the session must empty first (see ``PartialDownload``).
+    /// the rest of the same file continues it at that offset; a whole body is written from the
+    /// start once its validator is recorded, unless the partial holds bytes (the file changed,
+    /// or the server ignores ranges), which the session must empty first (see ``PartialDownload``).
     private func openPartial(_ partial: PartialDownload) -> Bool {
         let headers = HeaderSection(rawHeaders).headers
         if statusCode == 206 {
             let start = PartialDownload.rangeStart(of: headers)
             let encoding = headers["Content-Encoding"] ?? "identity"
-            guard requestedOffset > 0, start == requestedOffset, encoding.isEmpty || encoding.caseInsensitiveEquals("identity")
+            guard requestedOffset > 0, start == requestedOffset, encoding.isEmpty || encoding.caseInsensitiveEquals("identity"),
+                partial.matches(headers)
             else {
                 partial.requestRestart()
                 abort = .range(
@@ -559,15 +569,12 @@ final class CurlTransfer: @unchecked Sendable {
             downloadBase = requestedOffset
             return true
         }
-        if requestedOffset > 0 {
+        if requestedOffset > 0 || partial.size > 0 {
             partial.requestRestart()
             abort = .range("the server sent the whole file again instead of the rest (status \(statusCode))")
             return false
         }
-        if let reason = partial.begin(validator: PartialDownload.validator(of: headers)) {
-            abort = .file("cannot record the partial download's state: \(reason)")
-            return false
-        }
+        partial.begin(validator: PartialDownload.validator(of: headers))
         return true
     }
 
@@ -651,6 +658,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     private func reportProgress(expected: Int64) {
         guard let progress = request.download?.progress, (200..<300).contains(statusCode),
+            downloadOpened || request.download?.partial == nil,
             downloadedBytes != lastReportedProgress
         else { return }
         lastReportedProgress = downloadedBytes

@@ -13,23 +13,28 @@ import Glibc
 /// the bytes it holds (see ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``).
 ///
 /// Two files: `.NAME.wattle-partial`, the body so far, and `.NAME.wattle-partial-state`, three
-/// lines naming the format, a BLAKE2b hash of the URL (never the URL: a presigned one carries a
-/// credential) and the validator (a strong `ETag`, or a `Last-Modified` date that is strong)
-/// that goes in `If-Range`. A partial without a state file, or whose state names another URL,
-/// is never resumed.
+/// lines naming the format, a BLAKE2b hash of the URL without its user-info (never the URL: a
+/// presigned one carries a credential) and the validator (a strong `ETag`, or a `Last-Modified`
+/// date that is strong) that goes in `If-Range`. A partial without a state file, or whose state
+/// names another URL, is never resumed. Neither file is followed if it is a symbolic link.
 ///
-/// **Consistency.** The state file only ever describes the bytes in the partial: the partial is
-/// emptied, and that made durable, before a new state file can be written (`restart()` and
-/// `claim`); a response that would replace non-empty bytes (a `200` to a range request) stops
-/// its transfer and comes back here to empty them first. After a process crash the pair is
-/// as the last write left it; after a power loss, bytes not yet on disk are simply missing
-/// from the end, or the state file is, and the download starts over.
+/// **Consistency.** The state file describes only bytes of the body it names: the partial is
+/// emptied, and that made durable, before a whole body is written to it (`restart()`, `claim`
+/// and `prepareForRetry()`; a response that would write over bytes already there stops its
+/// transfer and comes back here first), and the state is written before the body's first
+/// byte. A `206` goes on only when it starts where the partial ends, runs to the end of the
+/// file and names the same validator. After a process crash the pair is as the last write
+/// left it; after a power loss on a journalling file system, bytes not yet on disk are missing
+/// from the end, or the state file is, and the download continues from what is there or
+/// starts over.
 ///
-/// **One at a time.** The download holds an exclusive `flock` on the partial while it runs; a
-/// second download to the same destination, in this or another process, is refused.
+/// **One at a time.** The download holds an exclusive `flock` on the partial while it runs, and
+/// its transfers write through that open file; a second download to the same destination, in
+/// this or another process, is refused.
 ///
-/// Claimed on the caller's task; `resumePoint()` and `begin(validator:)` run on the engine
-/// thread, the rest on the caller's task between transfers. Its state is behind a lock.
+/// Claimed on the caller's task; `resumePoint()`, `requestRestart()`, `writeDescriptor()`,
+/// `matches(_:)` and `begin(validator:)` run on the engine thread, the rest on the caller's
+/// task between transfers. Its state is behind a lock.
 final class PartialDownload: Sendable {
     /// The body so far.
     let file: URL
@@ -49,6 +54,8 @@ final class PartialDownload: Sendable {
         /// The latest transfer stopped because its answer would have replaced the partial's
         /// bytes (or answered another range): `restart()` and send again.
         var restartNeeded = false
+        /// This call has started over once: the rest of its attempts ask for whole bodies.
+        var rangesRefused = false
     }
 
     static let formatLine = "wattle partial download 1"
@@ -77,14 +84,14 @@ final class PartialDownload: Sendable {
         let file = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial")
         let stateFile = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial-state")
         guard let descriptor = try lock(file) else { return nil }
-        let key = hash(url.absoluteString)
+        let key = hash(identity(of: url))
         let partial = PartialDownload(
             file: file, stateFile: stateFile, key: key, descriptor: descriptor, validator: nil)
         let size = partial.size
         if size > 0, let validator = readState(stateFile, key: key) {
             partial.state.withLock { $0.validator = validator }
         } else if size > 0 || access(stateFile.path, F_OK) == 0 {
-            try partial.restart()
+            try partial.restart(refusingRanges: false)
         }
         return partial
     }
@@ -95,9 +102,10 @@ final class PartialDownload: Sendable {
     /// another open file holds the lock.
     private static func lock(_ file: URL) throws(WattleError) -> Int32? {
         for _ in 0..<3 {
-            let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+            let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             guard descriptor >= 0 else {
-                throw .fileError(path: file.path, reason: "cannot open the partial download: \(String(cString: strerror(errno)))")
+                let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
+                throw .fileError(path: file.path, reason: "cannot open the partial download: \(reason)")
             }
             if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
                 let code = errno
@@ -107,7 +115,11 @@ final class PartialDownload: Sendable {
             }
             var opened = stat()
             var named = stat()
-            if fstat(descriptor, &opened) == 0, stat(file.path, &named) == 0, opened.st_dev == named.st_dev,
+            if fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT != S_IFREG {
+                close(descriptor)
+                throw .fileError(path: file.path, reason: "the partial download is not a regular file")
+            }
+            if fstat(descriptor, &opened) == 0, lstat(file.path, &named) == 0, opened.st_dev == named.st_dev,
                 opened.st_ino == named.st_ino
             {
                 return descriptor
@@ -120,15 +132,30 @@ final class PartialDownload: Sendable {
     /// The validator a state file holds for `key`, or nil when it is missing, unreadable, of
     /// another format or for another URL.
     private static func readState(_ stateFile: URL, key: String) -> String? {
-        guard let data = FileManager.default.contents(atPath: stateFile.path), data.count < 4096,
-            let text = String(data: data, encoding: .utf8)
-        else { return nil }
+        let descriptor = open(stateFile.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size < 4096 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0, let text = String(validating: bytes[..<count], as: UTF8.self) else { return nil }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
         guard lines.count >= 3, lines[0] == formatLine, lines[1] == "url \(key)", lines[2].hasPrefix("validator ") else {
             return nil
         }
         let validator = String(lines[2].dropFirst("validator ".count))
         return isUsable(validator) ? validator : nil
+    }
+
+    /// What names the file a URL asks for: the URL without its user-info (credentials, not part
+    /// of the resource).
+    static func identity(of url: URL) -> String {
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false), parts.user != nil || parts.password != nil
+        else { return url.absoluteString }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? url.absoluteString
     }
 
     /// Hex BLAKE2b-256 of `text`.
@@ -140,21 +167,27 @@ final class PartialDownload: Sendable {
         return digest.map { String($0, radix: 16).leftPadded(to: 2) }.joined()
     }
 
-    /// The partial's size now.
+    /// The partial's size now (of the locked file, whatever its name has become).
     var size: Int64 {
-        var info = stat()
-        return stat(file.path, &info) == 0 ? Int64(info.st_size) : 0
+        state.withLock { state in
+            var info = stat()
+            return state.lockDescriptor >= 0 && fstat(state.lockDescriptor, &info) == 0 ? Int64(info.st_size) : 0
+        }
     }
 
     // MARK: Between transfers (caller's task)
 
-    /// Empties the partial and forgets its state, durably, before anything new is written.
-    func restart() throws(WattleError) {
+    /// Empties the partial and forgets its state, durably, before anything new is written. With
+    /// `refusingRanges`, the rest of this call's attempts ask for whole bodies (the server's
+    /// answer to a range could not be used once already).
+    func restart(refusingRanges: Bool = true) throws(WattleError) {
         unlink(stateFile.path)
+        unlink(stateFile.path + ".tmp")
         let failure: String? = state.withLock { state in
             state.validator = nil
             state.restartNeeded = false
             state.requestedOffset = 0
+            if refusingRanges { state.rangesRefused = true }
             guard ftruncate(state.lockDescriptor, 0) == 0, fsync(state.lockDescriptor) == 0 else {
                 return String(cString: strerror(errno))
             }
@@ -162,6 +195,17 @@ final class PartialDownload: Sendable {
         }
         if let failure { throw .fileError(path: file.path, reason: "cannot empty the partial download: \(failure)") }
         _ = FolderSync.sync(file.deletingLastPathComponent().path)
+    }
+
+    /// Before the retry policy sends again: bytes the next attempt will not continue (no
+    /// validator, or ranges refused for this call) are emptied, durably, so that a whole body
+    /// is never written over them.
+    func prepareForRetry() throws(WattleError) {
+        let continues = state.withLock { $0.validator != nil && !$0.rangesRefused }
+        if !continues, size > 0 {
+            let refused = state.withLock { $0.rangesRefused }
+            try restart(refusingRanges: refused)
+        }
     }
 
     /// Whether `error` (the latest attempt's) asks for the download to start over: its answer
@@ -177,12 +221,13 @@ final class PartialDownload: Sendable {
 
     /// Moves the finished partial to `destination`, forgets its state and lets go of the lock.
     func complete(into destination: URL) throws(WattleError) {
+        // The state first: once renamed, the partial's name may be another download's.
+        unlink(stateFile.path)
         if rename(file.path, destination.path) != 0 {
             let reason = String(cString: strerror(errno))
             release()
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
-        unlink(stateFile.path)
         state.withLock { state in
             close(state.lockDescriptor)
             state.lockDescriptor = -1
@@ -211,7 +256,7 @@ final class PartialDownload: Sendable {
         let size = size
         return state.withLock { state in
             state.restartNeeded = false
-            guard size > 0, let validator = state.validator else {
+            guard size > 0, let validator = state.validator, !state.rangesRefused else {
                 state.requestedOffset = 0
                 return nil
             }
@@ -226,34 +271,51 @@ final class PartialDownload: Sendable {
         state.withLock { $0.restartNeeded = true }
     }
 
+    /// A descriptor of the locked partial for a transfer to write through (its own, closed by
+    /// the transfer), or -1 with `errno` set.
+    func writeDescriptor() -> Int32 {
+        state.withLock { state in
+            state.lockDescriptor >= 0 ? fcntl(state.lockDescriptor, F_DUPFD_CLOEXEC, 0) : -1
+        }
+    }
+
+    /// Whether a `206`'s validators agree with the one the partial was written with (RFC 9110,
+    /// 15.3.7: a `206` carries the validators a `200` would): one that names another `ETag` or
+    /// date is a changed file, from a server or cache that ignored `If-Range`.
+    func matches(_ headers: HTTPHeaders) -> Bool {
+        guard let validator = state.withLock({ $0.validator }) else { return false }
+        if validator.hasPrefix("\"") {
+            return headers["ETag"].map { $0 == validator } ?? true
+        }
+        return headers["Last-Modified"].map { $0 == validator } ?? true
+    }
+
     /// Records the validator of a whole body about to be written from the start (nil: the body
     /// cannot be resumed), and writes the state file (or removes it) before any of its bytes.
-    /// The partial is empty here (see the type's comment), so the state cannot describe other
-    /// bytes. Returns the reason when the state file cannot be written.
-    func begin(validator: String?) -> String? {
+    /// The partial is empty here (see the type's comment), so the state describes no other
+    /// bytes. A state file that cannot be written leaves the download going, not resumable.
+    func begin(validator: String?) {
         state.withLock { $0.validator = validator }
         guard let validator else {
             unlink(stateFile.path)
-            return nil
+            return
         }
         let text = "\(Self.formatLine)\nurl \(key)\nvalidator \(validator)\n"
         let temporary = stateFile.path + ".tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { return String(cString: strerror(errno)) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let failure = written == bytes.count ? nil : String(cString: strerror(errno))
-        close(descriptor)
-        if let failure {
-            unlink(temporary)
-            return failure
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        var written = false
+        if descriptor >= 0 {
+            let bytes = Array(text.utf8)
+            written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) } == bytes.count
+            close(descriptor)
+            written = written && rename(temporary, stateFile.path) == 0
         }
-        if rename(temporary, stateFile.path) != 0 {
-            let reason = String(cString: strerror(errno))
+        if !written {
             unlink(temporary)
-            return reason
+            unlink(stateFile.path)
+            state.withLock { $0.validator = nil }
         }
-        return nil
     }
 
     // MARK: Reading a response's head
@@ -283,7 +345,9 @@ final class PartialDownload: Sendable {
     }
 
     /// The first byte a `206` answer's `Content-Range` says it holds (`bytes FIRST-LAST/LENGTH`
-    /// or `bytes FIRST-LAST/*`), or nil when the field is missing or not one range.
+    /// or `bytes FIRST-LAST/*`), when the range runs to the end of the file (LAST is LENGTH - 1,
+    /// or the length is not given); nil when the field is missing, not one range, or stops
+    /// short (a server may cap an open range: what it holds is not the whole rest).
     static func rangeStart(of headers: HTTPHeaders) -> Int64? {
         guard let value = headers["Content-Range"] else { return nil }
         let text = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
@@ -296,7 +360,7 @@ final class PartialDownload: Sendable {
             return nil
         }
         if parts[1] != "*" {
-            guard let length = Int64(parts[1]), length > last else { return nil }
+            guard let length = Int64(parts[1]), length == last + 1 else { return nil }
         }
         return first
     }
