@@ -25,12 +25,16 @@ struct DownloadResumeTests {
         return false
     }
 
-    @Test("a dropped download keeps its bytes; the next call asks for the rest with If-Range and gets a 206", arguments: [false, true])
-    func resumesAfterDrop(overTLS: Bool) async throws {
+    @Test(
+        "a dropped download keeps its bytes; the next call asks for the rest with If-Range and gets a 206 (HTTP/1.1, and HTTP/2 over TLS)",
+        arguments: [false, true])
+    func resumesAfterDrop(overHTTP2: Bool) async throws {
         let session: Session
         let length: Int
-        if overTLS {
-            let server = try await TLSServers.server()
+        var h2Server: DemoServer?
+        if overHTTP2 {
+            let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
+            h2Server = server
             session = tlsSession {
                 $0.baseURL = server.baseURL
                 $0.trust.selfSignedHosts = ["127.0.0.1"]
@@ -68,6 +72,8 @@ struct DownloadResumeTests {
         #expect(reports.all.first.map { $0.receivedBytes > Int64(cut) } == true)
         #expect(reports.last == DownloadProgress(receivedBytes: Int64(length), expectedBytes: Int64(length)))
         #expect(reports.all.allSatisfy { $0.expectedBytes == nil || $0.expectedBytes == Int64(length) })
+        #expect(response.metrics.httpVersion == (overHTTP2 ? "2" : "1.1"))
+        try await h2Server?.stop()
     }
 
     @Test("with a retry policy, one call resumes after each drop instead of starting over")
