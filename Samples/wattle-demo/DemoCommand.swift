@@ -73,6 +73,23 @@ struct DemoCommand: AsyncParsableCommand {
             + Double((ContinuousClock.now - downloadStart).components.seconds)
         show("\(download.metrics.bytesReceived) bytes in \(Decimals.string(seconds, places: 2)) s (\(Decimals.string(20 / max(seconds, 0.001), places: 0)) MB/s)")
 
+        step("Resuming a download the network dropped (Range, with If-Range naming the file's ETag)")
+        let resumable = folder.appendingPathComponent("resumable.bin")
+        // The server drops the first answer after 3 MB of 8 MB.
+        let dropped = "resource/8388608?cut=3000000"
+        do {
+            _ = try await client.session.download(dropped, to: resumable, resumable: true)
+            show("unexpected: the first attempt was not dropped")
+        } catch {
+            show("first attempt: \(error)")
+        }
+        let resumed = try await client.session.download(dropped, to: resumable, resumable: true)
+        let resumedSize = (try? FileManager.default.attributesOfItem(atPath: resumable.path)[.size] as? Int) ?? 0
+        let resumedOK = resumed.statusCode == 206 && resumedSize == 8_388_608
+        show(
+            "second attempt: \(resumed.statusCode), asked for \(resumed.headers["X-Range-Received"] ?? "?"), "
+                + "\(resumed.metrics.bytesReceived) bytes more; the file has \(resumedSize) bytes")
+
         step("Refusing a self-signed host that is not on the allowlist (fail closed)")
         let strict = Session(configuration: Configuration { $0.proxy = .none })
         var refused = false
@@ -91,10 +108,11 @@ struct DemoCommand: AsyncParsableCommand {
         print("  login, token kept sealed in a keychain file: \(plaintext ? "FAILED" : "ok")")
         print("  protected endpoints with the token injected: ok (\(users.count) users, \(emojis.count) emojis)")
         print("  automatic refresh after expiry: \(refreshes == 1 ? "ok, 1 refresh for 3 requests" : "FAILED (\(refreshes) refreshes)")")
+        print("  dropped download resumed where it stopped: \(resumedOK ? "ok" : "FAILED")")
         print("  unlisted self-signed host refused: \(refused ? "ok" : "FAILED")")
         print("  requests served: \(server.stats.hits(prefix: "/api/")) API calls, done in \(WattleDurations.format(elapsed))")
         try await server.stop()
-        if plaintext || refreshes != 1 || !refused { throw ExitCode.failure }
+        if plaintext || refreshes != 1 || !refused || !resumedOK { throw ExitCode.failure }
     }
 }
 

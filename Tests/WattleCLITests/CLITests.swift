@@ -502,6 +502,7 @@ struct CLITests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.text.contains("automatic refresh after expiry: ok"))
         #expect(result.text.contains("unlisted self-signed host refused: ok"))
+        #expect(result.text.contains("dropped download resumed where it stopped: ok"))
         #expect(!result.text.contains("FAILED"))
     }
 
