@@ -345,6 +345,29 @@ struct DownloadResumeTests {
         try expectContent(of: destination, length: length)
     }
 
+    @Test("a stalled download that times out keeps what arrived, unsynced too, and the next call continues it")
+    func stallTimeoutKeepsBytes() async throws {
+        let session = makeSession(try await TestServer.shared()) { $0.timeouts.stall = .milliseconds(500) }
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 300_022
+        let cut = 100_000
+        let path = "resource/\(length)?cut=\(cut)&stall=1"
+        await expectWattleError({
+            _ = try await session.download(path, to: destination, durability: .unsynced, resumable: true)
+        }) {
+            if case .timedOut(.stall, _, _) = $0 { return true }
+            return false
+        }
+        #expect(try Data(contentsOf: folder.appendingPathComponent(".file.bin.wattle-partial")).count == cut)
+        let response = try await session.download(path, to: destination, durability: .unsynced, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=\(cut)-")
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
     @Test("a resumable download is a GET without a Range of its own")
     func refusesOtherRequests() async throws {
         let session = makeSession(try await TestServer.shared())
