@@ -66,7 +66,8 @@ extension Session {
     /// - Parameters:
     ///   - durability: whether the finished file is flushed to disk before this returns.
     ///   - resumable: keep a failed download's bytes and continue from them (see above). A
-    ///     `GET` only, without a `Range` or `If-Range` of its own: others throw
+    ///     `GET` only, without a `Range` or `If-Range` of its own or in the configuration's default
+    ///     headers: others throw
     ///     ``WattleError/invalidRequest(reason:)``.
     ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick. A
     ///     resumed download counts from the bytes it already had.
@@ -128,7 +129,8 @@ extension Session {
         guard request.method == .get else {
             throw .invalidRequest(reason: "only a GET download can be resumed, not \(request.method)")
         }
-        if request.headers.contains("Range") || request.headers.contains("If-Range") {
+        let headers = configuration.defaultHeaders.merging(request.headers)
+        if headers.contains("Range") || headers.contains("If-Range") {
             throw .invalidRequest(reason: "a resumable download sets Range and If-Range itself")
         }
         let (url, _) = try request.target(relativeTo: configuration.baseURL)

@@ -29,10 +29,11 @@ struct PartialDownloadHeaderTests {
         #expect(PartialDownload.validator(of: ["Last-Modified": "yesterday", "Date": "Mon, 02 Nov 2026 10:00:01 GMT"]) == nil)
     }
 
-    @Test("Content-Range: one range that runs to the end of the file, or to an unknown end")
+    @Test("Content-Range: one range that runs to the end of a file of known length")
     func contentRange() {
         #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 100-999/1000"]) == 100)
-        #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 100-999/*"]) == 100)
+        // No length: nothing shows the range reaches the end.
+        #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 100-999/*"]) == nil)
         #expect(PartialDownload.rangeStart(of: ["Content-Range": "BYTES 0-0/1"]) == 0)
         // Stops short of the end (a capped range): not the whole rest.
         #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 100-199/1000"]) == nil)

@@ -278,6 +278,9 @@ final class CurlTransfer: @unchecked Sendable {
             // continued. Then the rest of a partial download, if the server still has the same
             // file: with `If-Range`, a changed one is sent whole instead.
             headers["Accept-Encoding"] = "identity"
+            // The range is Wattle's to ask for, whatever default headers or a hook added.
+            headers.remove("Range")
+            headers.remove("If-Range")
             requestedOffset = 0
             if let (offset, validator) = partial.resumePoint() {
                 requestedOffset = offset
@@ -535,7 +538,8 @@ final class CurlTransfer: @unchecked Sendable {
             abort = .file(String(cString: strerror(errno)))
             return false
         }
-        if lseek(descriptor, off_t(downloadBase), SEEK_SET) < 0 {
+        // (A partial's descriptor shares its offset with the locked one: always placed.)
+        if download.partial != nil, lseek(descriptor, off_t(downloadBase), SEEK_SET) < 0 {
             abort = .file(String(cString: strerror(errno)))
             close(descriptor)
             return false

@@ -201,9 +201,13 @@ final class PartialDownload: Sendable {
     /// validator, or ranges refused for this call) are emptied, durably, so that a whole body
     /// is never written over them.
     func prepareForRetry() throws(WattleError) {
-        let continues = state.withLock { $0.validator != nil && !$0.rangesRefused }
-        if !continues, size > 0 {
-            let refused = state.withLock { $0.rangesRefused }
+        let (continues, refused, restartNeeded) = state.withLock {
+            ($0.validator != nil && !$0.rangesRefused, $0.rangesRefused, $0.restartNeeded)
+        }
+        if restartNeeded {
+            // (Not reached today: a stopped transfer is not an error the policy retries.)
+            try restart()
+        } else if !continues, size > 0 {
             try restart(refusingRanges: refused)
         }
     }
@@ -225,6 +229,8 @@ final class PartialDownload: Sendable {
         unlink(stateFile.path)
         if rename(file.path, destination.path) != 0 {
             let reason = String(cString: strerror(errno))
+            // Still the whole body of its validator: kept for the next call to find whole.
+            begin(validator: state.withLock { $0.validator })
             release()
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
@@ -344,10 +350,10 @@ final class PartialDownload: Sendable {
         !validator.isEmpty && validator.utf8.count <= 1024 && validator.utf8.allSatisfy { $0 >= 0x20 && $0 < 0x7F }
     }
 
-    /// The first byte a `206` answer's `Content-Range` says it holds (`bytes FIRST-LAST/LENGTH`
-    /// or `bytes FIRST-LAST/*`), when the range runs to the end of the file (LAST is LENGTH - 1,
-    /// or the length is not given); nil when the field is missing, not one range, or stops
-    /// short (a server may cap an open range: what it holds is not the whole rest).
+    /// The first byte a `206` answer's `Content-Range` says it holds (`bytes FIRST-LAST/LENGTH`),
+    /// when the range runs to the end of the file (LAST is LENGTH - 1); nil when the field is
+    /// missing, not one range, stops short (a server may cap an open range: what it holds is
+    /// not the whole rest), or gives no length (`/*`: nothing shows it reaches the end).
     static func rangeStart(of headers: HTTPHeaders) -> Int64? {
         guard let value = headers["Content-Range"] else { return nil }
         let text = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
@@ -359,9 +365,7 @@ final class PartialDownload: Sendable {
         guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first else {
             return nil
         }
-        if parts[1] != "*" {
-            guard let length = Int64(parts[1]), length == last + 1 else { return nil }
-        }
+        guard let length = Int64(parts[1]), length == last + 1 else { return nil }
         return first
     }
 }
