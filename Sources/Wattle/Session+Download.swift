@@ -18,9 +18,10 @@ extension Session {
     ///
     /// The body is written to a temporary file beside `destination` and moved into place only
     /// when the whole body has arrived with a 2xx status, so a failed or cancelled download
-    /// never replaces an existing file, and leaves no partial one unless it is `resumable`. By default the file is flushed to
-    /// disk before the rename and its folder after it, so a finished download also survives a
-    /// crash or power loss; see ``DownloadDurability`` to leave that to the kernel.
+    /// never replaces an existing file, and leaves no partial one unless it is `resumable`. By
+    /// default the file is flushed to disk before the rename and its folder after it, so a
+    /// finished download also survives a crash or power loss; see ``DownloadDurability`` to
+    /// leave that to the kernel.
     ///
     /// Only a 2xx body goes to the file. Any other response is the error
     /// ``WattleError/httpStatus(_:)``, its body kept in memory up to
@@ -66,9 +67,8 @@ extension Session {
     /// - Parameters:
     ///   - durability: whether the finished file is flushed to disk before this returns.
     ///   - resumable: keep a failed download's bytes and continue from them (see above). A
-    ///     `GET` only, without a `Range` or `If-Range` of its own or in the configuration's default
-    ///     headers: others throw
-    ///     ``WattleError/invalidRequest(reason:)``.
+    ///     `GET` only, without a `Range` or `If-Range` of its own or in the configuration's
+    ///     default headers: others throw ``WattleError/invalidRequest(reason:)``.
     ///   - progress: called on Wattle's network thread as bytes arrive; keep it quick. A
     ///     resumed download counts from the bytes it already had.
     /// - Returns: the response, with ``Response/fileURL`` set and an empty ``Response/data``
@@ -146,8 +146,7 @@ extension Session {
                 // Once: a second answer that cannot continue the partial is the error.
                 if !restarted, partial.needsRestart(after: error) {
                     restarted = true
-                    configuration.logger.debug(
-                        "download to \(destination.path) starts over: \(error)")
+                    configuration.logger.debug("download to \(destination.path) starts over: \(error)")
                     do {
                         try partial.restart()
                     } catch let failure {

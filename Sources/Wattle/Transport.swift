@@ -239,8 +239,8 @@ public struct TransportRequest: Sendable {
         /// Called with progress as bytes arrive, on Wattle's network thread: keep it quick.
         public var progress: (@Sendable (DownloadProgress) -> Void)?
         /// A resumable download's partial file (`file`), which the libcurl transport continues
-        /// with a range request when it holds bytes a validator describes. Other transports may
-        /// ignore it and write the whole body, as for any download.
+        /// with a range request when it holds bytes a validator describes. Internal: other
+        /// transports see only `file` and write the whole body there, as for any download.
         var partial: PartialDownload?
         /// Creates a target.
         public init(
