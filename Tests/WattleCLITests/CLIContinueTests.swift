@@ -26,13 +26,19 @@ struct CLIContinueTests {
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
         try process.run()
-        let deadline = ContinuousClock.now + .seconds(20)
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
         func partialSize() -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size]) as? Int) ?? 0
         }
-        while partialSize() < cut - 512 * 1024, ContinuousClock.now < deadline {
+        // A wait, not a time bound: a sanitizer build on a loaded machine took over 20 s to get
+        // here, and going on early let the download below take the partial first. The process
+        // must still be running, stopped at the cut with its bytes written.
+        let deadline = ContinuousClock.now + .seconds(240)
+        while partialSize() < cut - 512 * 1024, process.isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
+        try #require(process.isRunning, "the CLI ended before it was killed (status \(process.terminationStatus))")
+        try #require(partialSize() >= cut - 512 * 1024, "the CLI wrote \(partialSize()) bytes in 240 s")
         // While the process runs, its partial is locked: a download here to the same file is refused.
         var configuration = Configuration()
         configuration.proxy = .none
