@@ -25,6 +25,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("cert-key"), help: "The client certificate's private key (PEM, unencrypted), when --cert does not hold it.")
     var certKey: String?
 
+    @Option(
+        name: .customLong("cert-name"),
+        help: "A client certificate kept in the keychain (wattle cert import NAME ...) to present instead of --cert.")
+    var certName: String?
+
     @Option(help: "The keychain file holding tokens (a key file PATH.key sits next to it).")
     var keychain: String?
 
@@ -38,6 +43,7 @@ struct ConnectionOptions: ParsableArguments {
     var settings: ConnectionSettings {
         ConnectionSettings(
             baseURL: baseURL, timeout: timeout, allowSelfSigned: allowSelfSigned, pin: pin, proxy: proxy,
-            keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey)
+            keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey,
+            certName: certName)
     }
 }

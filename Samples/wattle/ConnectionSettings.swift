@@ -34,6 +34,8 @@ struct ConnectionSettings: Equatable, Sendable {
     var cert: String?
     /// `--cert-key`.
     var certKey: String?
+    /// `--cert-name`.
+    var certName: String?
 
     /// The base URL from the option or the environment.
     var resolvedBaseURL: URL? {
@@ -76,11 +78,27 @@ struct ConnectionSettings: Equatable, Sendable {
             }
             configuration.trust.pin(String(entry[..<equals]), to: [String(entry[entry.index(after: equals)...])])
         }
-        if let cert {
+        // The keychain file, opened once for a kept certificate and the token store.
+        var openedStore: KeychainStore?
+        func store() throws -> KeychainStore {
+            if let openedStore { return openedStore }
+            let store = try keychainStore()
+            openedStore = store
+            return store
+        }
+        if cert != nil || certName != nil {
             // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
-            guard let origin, let host = origin.host else { throw CLIError.usage("--cert needs a URL or --base-url to present it to") }
-            let certificate = try ClientCertificate(
-                certificateFile: URL(fileURLWithPath: cert), privateKeyFile: URL(fileURLWithPath: certKey ?? cert))
+            let flag = cert != nil ? "--cert" : "--cert-name"
+            guard let origin, let host = origin.host else { throw CLIError.usage("\(flag) needs a URL or --base-url to present it to") }
+            let certificate: ClientCertificate
+            if let cert {
+                guard certName == nil else { throw CLIError.usage("give --cert or --cert-name, not both") }
+                certificate = try ClientCertificate(
+                    certificateFile: URL(fileURLWithPath: cert), privateKeyFile: URL(fileURLWithPath: certKey ?? cert))
+            } else {
+                guard certKey == nil else { throw CLIError.usage("--cert-key goes with --cert, not --cert-name") }
+                certificate = try CertCommand.load(certName ?? "", settings: self, store: store)
+            }
             let name = host.contains(":") ? "[\(host)]" : host
             configuration.trust.present(certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
         } else if certKey != nil {
@@ -94,7 +112,7 @@ struct ConnectionSettings: Equatable, Sendable {
             configuration.timeouts.total = .milliseconds(Int(timeout * 1000))
         }
         if let origin, createKeychain || keychainFileExists {
-            let store = KeychainTokenStore(origin: origin, profile: profile, store: try keychainStore())
+            let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
             let refresh = refreshPath ?? Environment["WATTLE_REFRESH_PATH"]
             configuration.authenticator = Authenticator(store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
         }

@@ -37,7 +37,7 @@ struct WattleCLI: AsyncParsableCommand {
             2 for network, TLS and timeout errors, 1 for usage and other errors.
             """,
         version: "wattle \(Wattle.version)",
-        subcommands: [RequestCommand.self, AuthCommand.self, SessionCommand.self, DemoCommand.self, ServeCommand.self, PinCommand.self],
+        subcommands: [RequestCommand.self, AuthCommand.self, SessionCommand.self, CertCommand.self, DemoCommand.self, ServeCommand.self, PinCommand.self],
         defaultSubcommand: RequestCommand.self
     )
 
