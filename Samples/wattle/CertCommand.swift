@@ -25,15 +25,50 @@ struct CertCommand: AsyncParsableCommand {
         return Keychain(service: service, store: try settings.keychainStore())
     }
 
+    /// A certificate and key from PEM files, asking for an encrypted key's passphrase:
+    /// `WATTLE_CERT_PASSWORD`, else the terminal, else, when `readsStandardInput` (standard
+    /// input is not a request's body), its first line.
+    static func fromFiles(certificate: String, key: String?, readsStandardInput: Bool) throws -> ClientCertificate {
+        let keyFile = URL(fileURLWithPath: key ?? certificate)
+        var passphrase: String?
+        // A file that cannot be read is left to the initialiser, which names it.
+        if let data = FileManager.default.contents(atPath: keyFile.path),
+            ClientCertificate.isEncryptedPrivateKey(pem: String(decoding: data, as: UTF8.self))
+        {
+            passphrase = try PasswordPrompt.password(
+                readsStandardInput: readsStandardInput, variable: "WATTLE_CERT_PASSWORD",
+                prompt: "Passphrase of \(keyFile.lastPathComponent): ",
+                missing: "the key in \(keyFile.path) is encrypted: set WATTLE_CERT_PASSWORD or type its passphrase")
+        }
+        return try ClientCertificate(
+            certificateFile: URL(fileURLWithPath: certificate), privateKeyFile: keyFile, passphrase: passphrase)
+    }
+
     /// The certificate kept as `name`, for `--cert-name`, from the keychain `store` opens
     /// (called only when the keychain file exists).
     static func load(_ name: String, settings: ConnectionSettings, store: () throws -> KeychainStore) throws -> ClientCertificate {
-        guard settings.keychainFileExists,
-            let certificate = try ClientCertificate.load(from: Keychain(service: service, store: try store()), forKey: name)
-        else {
+        guard !name.isEmpty else { throw CLIError.usage("--cert-name needs a name") }
+        let certificate: ClientCertificate?
+        do {
+            certificate = settings.keychainFileExists
+                ? try ClientCertificate.load(from: Keychain(service: service, store: try store()), forKey: name) : nil
+        } catch let error as KeychainError where error != .interactionNotAllowed {
+            throw CLIError.failed(
+                "the client certificate \"\(name)\" cannot be read (\(error)): forget it with wattle cert remove \(name) and import it again")
+        }
+        guard let certificate else {
             throw CLIError.usage("no client certificate named \"\(name)\" is kept: add one with wattle cert import \(name) CERT [KEY]")
         }
         return certificate
+    }
+
+    /// `--keychain`, the one option the `cert` commands take.
+    struct KeychainOption: ParsableArguments {
+        @Option(help: "The keychain file (a key file PATH.key sits next to it); else the CLI's own.")
+        var keychain: String?
+
+        /// Settings naming that keychain, every other option at its default.
+        var settings: ConnectionSettings { ConnectionSettings(keychain: keychain) }
     }
 
     struct Import: AsyncParsableCommand {
@@ -41,9 +76,11 @@ struct CertCommand: AsyncParsableCommand {
             commandName: "import",
             abstract: "Keep a client certificate and its key (PEM files) sealed in the keychain under NAME.",
             discussion: """
-                The key file can be deleted afterwards: requests read the key from the keychain \
-                (wattle --cert-name NAME URL). An existing NAME is replaced. The key must be \
-                unencrypted (openssl pkey -in key.pem -out plain.pem decrypts one).
+                Requests then read the key from the keychain (wattle --cert-name NAME URL), not \
+                from the file. An existing NAME is replaced. An encrypted key is kept with its \
+                passphrase (WATTLE_CERT_PASSWORD, else asked on the terminal, else the first line \
+                of standard input). Whether the key matches the certificate shows at the first \
+                request that presents them.
                 """)
 
         @Argument(help: "The name to keep it under.")
@@ -55,18 +92,19 @@ struct CertCommand: AsyncParsableCommand {
         @Argument(help: "The private key (PEM), when the certificate file does not hold it.")
         var key: String?
 
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var store: KeychainOption
 
         func run() async throws {
             try await AuthCommand.reporting {
                 guard !name.isEmpty else { throw CLIError.usage("give the certificate a name") }
-                let identity = try ClientCertificate(
-                    certificateFile: URL(fileURLWithPath: certificate), privateKeyFile: URL(fileURLWithPath: key ?? certificate))
-                guard let keychain = try CertCommand.keychain(connection.settings, create: true) else { return }
-                try identity.save(in: keychain, forKey: name)
+                let identity = try CertCommand.fromFiles(certificate: certificate, key: key, readsStandardInput: true)
+                // Parsed before anything is written: a file that only looks like a certificate
+                // neither replaces a kept one nor makes a keychain file.
                 let pin = try PublicKeyPin.pin(forCertificatePEM: identity.certificatePEM)
+                guard let keychain = try CertCommand.keychain(store.settings, create: true) else { return }
+                try identity.save(in: keychain, forKey: name)
                 print("Kept client certificate \(name) (\(CertCommand.describe(identity)), key \(pin)) sealed in the keychain.")
-                print("Use it with --cert-name \(name); the key file is no longer needed.")
+                print("Use it with --cert-name \(name); requests no longer read \(key ?? certificate).")
             }
         }
     }
@@ -75,26 +113,29 @@ struct CertCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "list", abstract: "List the kept client certificates: name, chain length and key pin.")
 
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var store: KeychainOption
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let keychain = try CertCommand.keychain(connection.settings, create: false)
+                let keychain = try CertCommand.keychain(store.settings, create: false)
                 let names = try keychain?.allKeys().sorted() ?? []
                 guard let keychain, !names.isEmpty else {
                     printError("no client certificates are kept")
                     throw ExitCode(ExitStatus.usageOrOther)
                 }
+                // One damaged item is told on stderr, the others listed, and the exit is 1.
+                var unreadable = false
                 for name in names {
-                    // One damaged or locked item is told on its line; the others are listed.
                     do {
                         guard let identity = try ClientCertificate.load(from: keychain, forKey: name) else { continue }
                         let pin = try PublicKeyPin.pin(forCertificatePEM: identity.certificatePEM)
                         print("\(name)  \(CertCommand.describe(identity))  \(pin)")
                     } catch {
-                        print("\(name)  unreadable: \(error)")
+                        printError("client certificate \(name) cannot be read: \(error)")
+                        unreadable = true
                     }
                 }
+                if unreadable { throw ExitCode(ExitStatus.usageOrOther) }
             }
         }
     }
@@ -105,11 +146,12 @@ struct CertCommand: AsyncParsableCommand {
         @Argument(help: "The certificate's name.")
         var name: String
 
-        @OptionGroup var connection: ConnectionOptions
+        @OptionGroup var store: KeychainOption
 
         func run() async throws {
             try await AuthCommand.reporting {
-                guard let keychain = try CertCommand.keychain(connection.settings, create: false),
+                guard !name.isEmpty else { throw CLIError.usage("give the name of the certificate to forget") }
+                guard let keychain = try CertCommand.keychain(store.settings, create: false),
                     try keychain.hasValue(forKey: name)
                 else {
                     printError("no client certificate named \"\(name)\" is kept")

@@ -22,7 +22,7 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "A client certificate (PEM) to present to the URL's origin when it asks (mutual TLS); may hold the key too.")
     var cert: String?
 
-    @Option(name: .customLong("cert-key"), help: "The client certificate's private key (PEM, unencrypted), when --cert does not hold it.")
+    @Option(name: .customLong("cert-key"), help: "The client certificate's private key (PEM), when --cert does not hold it; an encrypted one's passphrase is WATTLE_CERT_PASSWORD, else asked.")
     var certKey: String?
 
     @Option(
@@ -30,7 +30,7 @@ struct ConnectionOptions: ParsableArguments {
         help: "A client certificate kept in the keychain (wattle cert import NAME ...) to present instead of --cert.")
     var certName: String?
 
-    @Option(help: "The keychain file holding tokens (a key file PATH.key sits next to it).")
+    @Option(help: "The keychain file holding tokens, cookies and client certificates (a key file PATH.key sits next to it).")
     var keychain: String?
 
     @Option(help: "The token profile within the keychain.")

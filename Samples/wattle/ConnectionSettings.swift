@@ -86,15 +86,15 @@ struct ConnectionSettings: Equatable, Sendable {
             openedStore = store
             return store
         }
+        if cert != nil, certName != nil { throw CLIError.usage("give --cert or --cert-name, not both") }
         if cert != nil || certName != nil {
             // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
             let flag = cert != nil ? "--cert" : "--cert-name"
             guard let origin, let host = origin.host else { throw CLIError.usage("\(flag) needs a URL or --base-url to present it to") }
             let certificate: ClientCertificate
             if let cert {
-                guard certName == nil else { throw CLIError.usage("give --cert or --cert-name, not both") }
-                certificate = try ClientCertificate(
-                    certificateFile: URL(fileURLWithPath: cert), privateKeyFile: URL(fileURLWithPath: certKey ?? cert))
+                // (Standard input may be the request's body: never read for a passphrase here.)
+                certificate = try CertCommand.fromFiles(certificate: cert, key: certKey, readsStandardInput: false)
             } else {
                 guard certKey == nil else { throw CLIError.usage("--cert-key goes with --cert, not --cert-name") }
                 certificate = try CertCommand.load(certName ?? "", settings: self, store: store)

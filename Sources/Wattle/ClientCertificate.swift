@@ -23,16 +23,19 @@ import Musl
 /// ```
 ///
 /// Both parts are PEM: the certificate first, then any intermediate certificates the server
-/// needs to build the chain; the key unencrypted, in PKCS#8 (`BEGIN PRIVATE KEY`) or its
-/// RSA or EC forms. One text (one file) may hold both: each part takes its own blocks. An
-/// encrypted key is refused: decrypt it into memory (`openssl pkey -in key.pem` prints it) and
-/// keep it in a keychain (``save(in:forKey:)``) rather than in a file.
+/// needs to build the chain; the key in PKCS#8 (`BEGIN PRIVATE KEY`, or `BEGIN ENCRYPTED
+/// PRIVATE KEY` with its passphrase) or its RSA or EC forms (encrypted ones with a
+/// `Proc-Type: 4,ENCRYPTED` header too). One text (one file) may hold both: each part takes its
+/// own blocks. An encrypted key is decrypted by the TLS library at each new connection with the
+/// passphrase given; a wrong passphrase fails the request with
+/// ``WattleError/clientCertificate(host:reason:)``.
 ///
 /// libcurl loads the key for each new connection to a host it is presented to, whether or not
 /// that host asks for it; the TLS library checks there that the key matches the certificate,
 /// and a mismatch fails the request with ``WattleError/clientCertificate(host:reason:)``.
 ///
-/// The private key never appears in a description, a mirror, a log or an error.
+/// The private key and its passphrase never appear in a description, a mirror, a log or an
+/// error.
 public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     /// The certificate chain, PEM: the client's certificate first. Only the `CERTIFICATE`
     /// blocks of the text given, never a key.
@@ -40,13 +43,17 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// The private key, PEM: the one key block of the text given. Internal: only the TLS
     /// handshake and the keychain read it.
     let privateKeyPEM: String
+    /// The passphrase of an encrypted key (nil for a key in the clear). Internal, as the key.
+    let privateKeyPassphrase: String?
 
     /// A certificate and key from PEM text (the same text for both when it holds both).
     ///
+    /// - Parameter passphrase: the passphrase of an encrypted key; ignored for a key in the
+    ///   clear.
     /// - Throws: ``WattleError/invalidRequest(reason:)`` when the certificate text holds no PEM
-    ///   certificate, or the key text no unencrypted PEM private key or more than one (the
-    ///   reason never quotes them).
-    public init(certificatePEM: String, privateKeyPEM: String) throws(WattleError) {
+    ///   certificate, the key text no PEM private key or more than one, or the key is encrypted
+    ///   and no passphrase is given (the reason never quotes them).
+    public init(certificatePEM: String, privateKeyPEM: String, passphrase: String? = nil) throws(WattleError) {
         let certificates = PEMBlock.blocks(in: certificatePEM).filter { $0.label == "CERTIFICATE" }
         guard !certificates.isEmpty else {
             throw .invalidRequest(reason: "the client certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
@@ -58,23 +65,44 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
         guard keys.count == 1 else {
             throw .invalidRequest(reason: "the client certificate's key text holds \(keys.count) private keys: give one")
         }
-        if key.label.contains("ENCRYPTED") || key.text.contains("Proc-Type: 4,ENCRYPTED") {
-            throw .invalidRequest(
-                reason: "the client certificate's key is encrypted: decrypt it (openssl pkey -in key.pem prints it) and keep it in a keychain")
-        }
-        guard key.label == "PRIVATE KEY" || key.label == "RSA PRIVATE KEY" || key.label == "EC PRIVATE KEY" else {
+        let encrypted = key.label == "ENCRYPTED PRIVATE KEY" || key.text.contains("Proc-Type: 4,ENCRYPTED")
+        guard ["PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"].contains(key.label) else {
             throw .invalidRequest(reason: "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)")
+        }
+        if encrypted {
+            // (libcurl would hand OpenSSL's password callback a null passphrase: never without one.)
+            guard let passphrase, !passphrase.isEmpty else {
+                throw .invalidRequest(reason: "the client certificate's key is encrypted: give its passphrase")
+            }
+            guard !passphrase.utf8.contains(0) else {
+                throw .invalidRequest(reason: "the client certificate key's passphrase holds a NUL character")
+            }
         }
         self.certificatePEM = certificates.map(\.text).joined(separator: "\n") + "\n"
         self.privateKeyPEM = key.text + "\n"
+        self.privateKeyPassphrase = encrypted ? passphrase : nil
     }
+
+    /// Whether the private key is encrypted (and goes to the TLS library with its passphrase).
+    public var isPrivateKeyEncrypted: Bool { privateKeyPassphrase != nil }
 
     /// A certificate and key read from PEM files (the same file for both when it holds both).
     ///
     /// - Throws: ``WattleError/fileError(path:reason:)`` for a file that cannot be read, else
-    ///   as ``init(certificatePEM:privateKeyPEM:)``.
-    public init(certificateFile: URL, privateKeyFile: URL) throws(WattleError) {
-        try self.init(certificatePEM: try Self.read(certificateFile), privateKeyPEM: try Self.read(privateKeyFile))
+    ///   as ``init(certificatePEM:privateKeyPEM:passphrase:)``.
+    public init(certificateFile: URL, privateKeyFile: URL, passphrase: String? = nil) throws(WattleError) {
+        try self.init(
+            certificatePEM: try Self.read(certificateFile), privateKeyPEM: try Self.read(privateKeyFile), passphrase: passphrase)
+    }
+
+    /// Whether a PEM text's private key is encrypted, so that a caller knows to ask for its
+    /// passphrase before ``init(certificatePEM:privateKeyPEM:passphrase:)``. False when the
+    /// text holds no private key.
+    public static func isEncryptedPrivateKey(pem: String) -> Bool {
+        PEMBlock.blocks(in: pem).contains { block in
+            block.label == "ENCRYPTED PRIVATE KEY"
+                || (block.label.hasSuffix("PRIVATE KEY") && block.text.contains("Proc-Type: 4,ENCRYPTED"))
+        }
     }
 
     private static func read(_ file: URL) throws(WattleError) -> String {
@@ -85,9 +113,12 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
         return String(decoding: data, as: UTF8.self)
     }
 
-    /// Keeps the certificate and key sealed in a keychain item (one transaction, replacing any).
+    /// Keeps the certificate and key (and an encrypted key's passphrase) sealed in a keychain
+    /// item (one transaction, replacing any).
     public func save(in keychain: Keychain, forKey key: String) throws {
-        try keychain.setCodable(Stored(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM), forKey: key)
+        try keychain.setCodable(
+            Stored(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, privateKeyPassphrase: privateKeyPassphrase),
+            forKey: key)
     }
 
     /// The certificate and key kept under `key`, or nil when there are none.
@@ -97,7 +128,8 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     ///   ``WattleError/invalidRequest(reason:)`` when what it holds is not a certificate and key.
     public static func load(from keychain: Keychain, forKey key: String) throws -> ClientCertificate? {
         guard let stored = try keychain.codable(Stored.self, forKey: key) else { return nil }
-        return try ClientCertificate(certificatePEM: stored.certificatePEM, privateKeyPEM: stored.privateKeyPEM)
+        return try ClientCertificate(
+            certificatePEM: stored.certificatePEM, privateKeyPEM: stored.privateKeyPEM, passphrase: stored.privateKeyPassphrase)
     }
 
     /// The stored form: not `Codable` itself, so that encoding one somewhere else, in the clear,
@@ -105,6 +137,8 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     private struct Stored: Codable {
         var certificatePEM: String
         var privateKeyPEM: String
+        /// Absent in items kept before passphrases were: decoded as nil.
+        var privateKeyPassphrase: String?
     }
 
     /// The number of certificates in the chain.
@@ -115,9 +149,14 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
         "ClientCertificate(\(certificateCount) certificate\(certificateCount == 1 ? "" : "s"), private key hidden)"
     }
 
-    /// A mirror without the private key, so `dump` shows none.
+    /// A mirror without the private key or its passphrase, so `dump` shows neither.
     public var customMirror: Mirror {
-        Mirror(self, children: ["certificatePEM": certificatePEM, "privateKeyPEM": "<hidden>"])
+        Mirror(
+            self,
+            children: [
+                "certificatePEM": certificatePEM, "privateKeyPEM": "<hidden>",
+                "privateKeyPassphrase": privateKeyPassphrase == nil ? "none" : "<hidden>",
+            ])
     }
 }
 
@@ -128,12 +167,15 @@ struct PEMBlock {
     /// The block, from its BEGIN line to its END line.
     var text: String
 
-    /// The blocks of a text, in order; text outside them is skipped, as OpenSSL skips it.
+    /// The blocks of a text, in order; text outside them is skipped, as OpenSSL skips it. The
+    /// empty line inside an encrypted key's block, after its `Proc-Type` and `DEK-Info`
+    /// headers, is kept: OpenSSL needs it.
     static func blocks(in text: String) -> [PEMBlock] {
         var blocks: [PEMBlock] = []
         var current: (label: String, lines: [String])?
-        for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             let trimmed = line.trimmingWhitespace()
+            if trimmed.isEmpty, current?.lines.last?.hasPrefix("DEK-Info:") != true { continue }
             if let (label, lines) = current {
                 current?.lines.append(trimmed)
                 if trimmed == "-----END \(label)-----" {

@@ -44,6 +44,27 @@ enum MutualTLS {
         return Session(configuration: configuration)
     }
 
+    /// `openssl ARGUMENTS` reading `input`, with `passphrase` in `WATTLE_TEST_PASS` (for
+    /// `-passout env:WATTLE_TEST_PASS`, out of the process list): its standard output.
+    static func openssl(_ arguments: [String], input: String, passphrase: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["openssl"] + arguments
+        process.environment = ["PATH": "/usr/bin:/bin", "WATTLE_TEST_PASS": passphrase]
+        let stdin = Pipe()
+        let stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
+        try stdin.fileHandleForWriting.close()
+        let output = stdout.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
+        return String(decoding: output, as: UTF8.self)
+    }
+
     static func url(_ server: DemoServer, host: String = "localhost") -> String { "https://\(host):\(server.port)/echo" }
 
     /// The reason of the `clientCertificate` error a refused request fails with. Under TLS 1.3
@@ -106,7 +127,7 @@ struct MutualTLSTests {
         #expect(ranked.map { [$0.0, $0.1] } == [[0, 0], [0, 1], [1, 1], [0, 1], [1, 1], [0, 1]])
     }
 
-    @Test("one PEM text holding both: the certificate part holds no key, the key part one key; encrypted and OpenSSH keys are refused")
+    @Test("one PEM text holding both: the certificate part holds no key, the key part one key; OpenSSH keys and encrypted ones without a passphrase are refused")
     func combinedText() async throws {
         let server = try await MutualTLS.start()
         let alice = try MutualTLS.alice.get()
@@ -164,7 +185,7 @@ struct MutualTLSTests {
         }
     }
 
-    @Test("PEM that is not a certificate or an unencrypted key is refused up front; no description or dump shows the key")
+    @Test("PEM that is not a certificate or a key (an encrypted one with its passphrase) is refused up front; no description or dump shows the key")
     func checkedAndHidden() throws {
         let alice = try MutualTLS.alice.get()
         let cases: [(String, String, String)] = [
@@ -222,5 +243,72 @@ struct MutualTLSTests {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(bytes.range(of: Data(keyBody.utf8)) == nil && bytes.range(of: Data("PRIVATE KEY".utf8)) == nil)
         }
+    }
+
+    @Test("an encrypted key, PKCS#8 or OpenSSL's legacy form, opens the server with its passphrase; none is refused up front, a wrong one at the handshake; kept with it in a keychain; neither shown")
+    func encryptedKey() async throws {
+        let server = try await MutualTLS.start()
+        let alice = try MutualTLS.alice.get()
+        let passphrase = "correct horse s3cret"
+        let pkcs8 = try MutualTLS.openssl(
+            ["pkcs8", "-topk8", "-v2", "aes-256-cbc", "-passout", "env:WATTLE_TEST_PASS"], input: alice.privateKeyPEM,
+            passphrase: passphrase)
+        let legacy = try MutualTLS.openssl(
+            ["ec", "-aes256", "-passout", "env:WATTLE_TEST_PASS"], input: alice.privateKeyPEM, passphrase: passphrase)
+        #expect(pkcs8.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
+        #expect(legacy.contains("Proc-Type: 4,ENCRYPTED") && legacy.contains("-----BEGIN EC PRIVATE KEY-----"))
+        #expect(!ClientCertificate.isEncryptedPrivateKey(pem: alice.privateKeyPEM))
+        for key in [pkcs8, legacy] {
+            #expect(ClientCertificate.isEncryptedPrivateKey(pem: alice.certificatePEM + "\n" + key))
+            for missing in [nil, ""] {
+                #expect {
+                    _ = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: missing)
+                } throws: { error in
+                    guard case .invalidRequest(let reason) = error as? WattleError else { return false }
+                    return reason.contains("is encrypted: give its passphrase")
+                }
+            }
+            let identity = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: passphrase)
+            #expect(identity.isPrivateKeyEncrypted)
+            let session = try MutualTLS.session(server) { $0.present(identity, to: "localhost") }
+            #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
+
+            let wrong = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: "not-it-9Q")
+            let wrongSession = try MutualTLS.session(server) { $0.present(wrong, to: "localhost") }
+            await #expect {
+                _ = try await wrongSession.get(MutualTLS.url(server))
+            } throws: { error in
+                guard case .clientCertificate(_, let reason) = error as? WattleError else { return false }
+                return reason.contains("could not be used") && reason.contains("passphrase right")
+                    && !"\(error)".contains("not-it-9Q")
+            }
+
+            let keychain = Keychain.inMemory(service: "mtls")
+            try identity.save(in: keychain, forKey: "client")
+            let loaded = try #require(try ClientCertificate.load(from: keychain, forKey: "client"))
+            #expect(loaded == identity && loaded.isPrivateKeyEncrypted)
+            let reloaded = try MutualTLS.session(server) { $0.present(loaded, to: "localhost") }
+            #expect(try await reloaded.get(MutualTLS.url(server)).statusCode == 200)
+
+            var dumped = ""
+            dump(identity, to: &dumped)
+            var trust = TrustPolicy()
+            trust.present(identity, to: "localhost")
+            for text in [identity.description, dumped, "\(trust)", String(reflecting: trust)] {
+                #expect(!text.contains(passphrase) && !text.contains("PRIVATE KEY"), "\(text)")
+            }
+        }
+        // A passphrase for a key in the clear is not kept (nor sent).
+        let clear = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM, passphrase: "unused")
+        let plain = try MutualTLS.certificate(MutualTLS.alice)
+        #expect(!clear.isPrivateKeyEncrypted && clear == plain)
+        // An item kept before passphrases were (certificate and key only) still loads.
+        struct Earlier: Codable {
+            var certificatePEM: String
+            var privateKeyPEM: String
+        }
+        let keychain = Keychain.inMemory(service: "mtls")
+        try keychain.setCodable(Earlier(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM), forKey: "old")
+        #expect(try ClientCertificate.load(from: keychain, forKey: "old") == clear)
     }
 }

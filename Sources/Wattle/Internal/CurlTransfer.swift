@@ -196,6 +196,13 @@ final class CurlTransfer: @unchecked Sendable {
             check(
                 wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, identity.privateKeyPEM.utf8.count),
                 "SSLKEY_BLOB")
+            // An encrypted key's passphrase (copied by libcurl too), or none: never one left
+            // from another certificate this handle carried.
+            if let passphrase = identity.privateKeyPassphrase {
+                check(wattle_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, passphrase), "KEYPASSWD")
+            } else {
+                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_KEYPASSWD, nil), "KEYPASSWD")
+            }
             // Cleared by a reset before the handle serves a request without it.
             handle.needsReset = true
         }
@@ -796,7 +803,10 @@ final class CurlTransfer: @unchecked Sendable {
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
             return .pinMismatch(host: host)
         case CURLE_SSL_CERTPROBLEM:
-            return .clientCertificate(host: host, reason: "it could not be used (\(message))")
+            // A key libcurl could not load: for an encrypted one, most often a wrong passphrase.
+            let hint = request.hostTrust.clientCertificate?.isPrivateKeyEncrypted == true
+                ? ": is its key's passphrase right, and does the key match the certificate?" : ""
+            return .clientCertificate(host: host, reason: "it could not be used (\(message))\(hint)")
         // (Through a proxy of the session's the alert may be the proxy's, which no client
         // certificate of Wattle's answers: left as the transport error it is.)
         case CURLE_SSL_CONNECT_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message),
