@@ -30,8 +30,20 @@ public struct ResponseStream: AsyncSequence, Sendable {
     public typealias Failure = WattleError
 
     /// The status, headers, URL and method, with an empty ``Response/data``; its metrics are
-    /// those known when the head arrived (``ResponseMetrics/total`` is the time to the head).
+    /// those known when the head arrived (``ResponseMetrics/total`` is the time to the head;
+    /// ``finalMetrics`` has the whole exchange's).
     public let response: Response
+
+    /// The exchange's metrics once its body has arrived whole, as ``Response/metrics`` are for
+    /// ``Session/send(_:)``: ``ResponseMetrics/total`` is the time to the last byte and
+    /// ``ResponseMetrics/bytesReceived`` counts the whole body. Nil until then (read it after
+    /// the iteration has ended), and after a transfer that failed or was let go.
+    ///
+    /// ```swift
+    /// for try await piece in stream { consume(piece) }
+    /// if let metrics = stream.finalMetrics { print(metrics.bytesReceived, metrics.total) }
+    /// ```
+    public var finalMetrics: ResponseMetrics? { reader.buffer.finalMetrics }
 
     private let reader: Reader
 

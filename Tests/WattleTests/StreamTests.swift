@@ -48,6 +48,11 @@ struct StreamTests {
             for try await line in stream.lines { lines.append(line) }
             #expect(Self.eventNumbers(lines) == [0, 1, 2, 3, 4])
             #expect(lines.prefix(3) == ["id: 0", #"data: {"n":0}"#, ""])
+            // The whole exchange's metrics: five events 20 ms apart take at least 80 ms.
+            let final = try #require(stream.finalMetrics)
+            #expect(final.total >= .milliseconds(80) && final.total >= stream.response.metrics.total)
+            #expect(final.bytesReceived == Int64(lines.reduce(0) { $0 + $1.utf8.count + 1 }))
+            #expect(final.httpVersion == stream.response.metrics.httpVersion)
         }
         try await h2Server.stop()
     }
@@ -99,6 +104,8 @@ struct StreamTests {
         try await Task.sleep(for: stall * 2.5)
         for (stream, size) in streams {
             #expect(stream.response.headers["Content-Length"] == String(size))
+            // Paused for its reader: not ended, so no final metrics yet.
+            #expect(stream.finalMetrics == nil)
             var received = 0
             var intact = true
             var pieces = 0
@@ -114,6 +121,9 @@ struct StreamTests {
             }
             let version = stream.response.metrics.httpVersion
             #expect(received == size && intact, "HTTP/\(version)")
+            // Ended whole: the body's bytes, and at least the reader's absence in the total.
+            #expect(stream.finalMetrics?.bytesReceived == Int64(size), "HTTP/\(version)")
+            #expect((stream.finalMetrics?.total ?? .zero) >= stall * 2.5, "HTTP/\(version)")
             // The pause point plus one piece libcurl had already read (16 KB; 512 KB on a handle
         // whose receive buffer a download left larger).
             #expect(stream.peakBuffered <= ResponseStreamBuffer.pauseAbove + 512 * 1024, "HTTP/\(version) held \(stream.peakBuffered) bytes")
@@ -191,6 +201,7 @@ struct StreamTests {
             return false
         }
         #expect(received == 1000)
+        #expect(stream.finalMetrics == nil)
     }
 
     @Test("the head arrives before the body: stream() returns while the server waits to send the first event, also through a CONNECT tunnel")

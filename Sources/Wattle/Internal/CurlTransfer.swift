@@ -64,6 +64,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var downloadWritten = 0
     private var downloadWritebackStarted = 0
     private var downloadedBytes: Int64 = 0
+    /// Body bytes handed to a stream's reader.
+    private var streamedBytes: Int64 = 0
     /// A resumable download: the offset this transfer asked the server to start at (0 for the
     /// whole body), and where its body went in the partial file (the offset, for a `206`).
     private var requestedOffset: Int64 = 0
@@ -740,7 +742,8 @@ final class CurlTransfer: @unchecked Sendable {
         metrics.firstByte = time(CURLINFO_STARTTRANSFER_TIME_T)
         metrics.total = time(CURLINFO_TOTAL_TIME_T)
         metrics.bytesSent = size(CURLINFO_SIZE_UPLOAD_T)
-        metrics.bytesReceived = request.download != nil && downloadedBytes > 0 ? downloadedBytes : Int64(body.count)
+        metrics.bytesReceived =
+            streamStarted ? streamedBytes : request.download != nil && downloadedBytes > 0 ? downloadedBytes : Int64(body.count)
         var version = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         switch version {
@@ -991,6 +994,7 @@ final class CurlTransfer: @unchecked Sendable {
             return wattle_curl_writefunc_pause
         }
         activity &+= bytes.count
+        streamedBytes += Int64(bytes.count)
         return bytes.count
     }
 

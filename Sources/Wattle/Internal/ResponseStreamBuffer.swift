@@ -41,6 +41,8 @@ final class ResponseStreamBuffer: Sendable {
         var task: Task<Void, Never>?
         var cancelled = false
         var redirectCount = 0
+        /// The metrics of an exchange that ended whole.
+        var finalMetrics: ResponseMetrics?
     }
 
     private let state = PThreadLocked(State())
@@ -70,6 +72,9 @@ final class ResponseStreamBuffer: Sendable {
     /// Whether the head has been handed to the reader: from then on the exchange cannot be
     /// retried, since the reader has seen part of it.
     var hasStarted: Bool { state.withLock { $0.head != nil } }
+
+    /// The exchange's metrics once it has ended whole; nil before, and after a failure.
+    var finalMetrics: ResponseMetrics? { state.withLock { $0.finalMetrics } }
 
     /// The head of a 2xx response, before its first piece.
     func receiveHead(_ response: Response) {
@@ -128,6 +133,8 @@ final class ResponseStreamBuffer: Sendable {
             switch result {
             case .success(var response):
                 state.end = .success(())
+                state.finalMetrics = response.metrics
+                state.finalMetrics?.redirectCount = max(response.metrics.redirectCount, state.redirectCount)
                 var headResult: Result<Response, WattleError>?
                 if state.head == nil {
                     let body = response.data
