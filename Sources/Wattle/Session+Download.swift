@@ -48,6 +48,9 @@ extension Session {
     /// resumable download asks for the file unencoded (`Accept-Encoding: identity`), since
     /// ranges count the bytes as sent.
     ///
+    /// A partial that already holds the whole file (its process died before moving it into
+    /// place) asks for its last byte again, and the server's `206` for that byte lands it.
+    ///
     /// The partial is emptied, and the download starts over with a `200`, when the file changed
     /// on the server, the server ignores ranges, answers another range, one that stops short of
     /// the end or a `416`, or the URL differs (user-info aside; a presigned URL that changes on

@@ -190,6 +190,48 @@ struct DownloadResumeTests {
         #expect(try files(in: folder) == ["file.bin"])
     }
 
+    @Test("a partial that holds the whole file (its process died before moving it) asks for the last byte: a 206 lands it; a changed file comes whole")
+    func wholePartialAsksForLastByte() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for (length, change) in [(100_021, false), (100_022, true)] {
+            let destination = folder.appendingPathComponent("whole-\(length).bin")
+            let cut = 40_000
+            // The file changes after the first request when `change`: the ETag the partial was
+            // written with no longer names it.
+            let path = "resource/\(length)?cut=\(cut)" + (change ? "&change_after=1" : "")
+            await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+            let partial = folder.appendingPathComponent(".whole-\(length).bin.wattle-partial")
+            let state = try String(contentsOf: folder.appendingPathComponent(".whole-\(length).bin.wattle-partial-state"), encoding: .utf8)
+            #expect(state.hasSuffix("\nlength \(length)\n"), "\(state)")
+            // The rest arrives and is written, and the process dies before the rename.
+            let handle = try FileHandle(forWritingTo: partial)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(RangeResource.content(length: length, version: 1).dropFirst(cut)))
+            try handle.close()
+
+            let response = try await session.download(path, to: destination, resumable: true)
+            if change {
+                // The range for the last byte was answered with the whole new file, which goes
+                // into the partial only once it is emptied: a third request, for the whole.
+                #expect(response.statusCode == 200)
+                #expect(response.headers["X-Range-Received"] == "none")
+                try expectContent(of: destination, length: length, version: 2)
+                #expect(server.stats.hits("/resource/\(length)") == 3)
+            } else {
+                #expect(response.statusCode == 206)
+                #expect(response.headers["X-Range-Received"] == "bytes=\(length - 1)-")
+                #expect(response.headers["Content-Range"] == "bytes \(length - 1)-\(length - 1)/\(length)")
+                #expect(response.metrics.bytesReceived == 1)
+                try expectContent(of: destination, length: length)
+                #expect(server.stats.hits("/resource/\(length)") == 2)
+            }
+        }
+        #expect(try files(in: folder) == ["whole-100021.bin", "whole-100022.bin"])
+    }
+
     @Test("an attempt's bytes that cannot be continued are emptied before a retry writes a whole body over them")
     func retryEmptiesUnresumableBytes() async throws {
         let session = makeSession(try await TestServer.shared()) {

@@ -587,7 +587,8 @@ final class CurlTransfer: @unchecked Sendable {
             abort = .range("the server sent the whole file again instead of the rest (status \(statusCode))")
             return false
         }
-        partial.begin(validator: PartialDownload.validator(of: headers))
+        partial.begin(
+            validator: PartialDownload.validator(of: headers), length: headers["Content-Length"].flatMap { Int64($0) })
         return true
     }
 

@@ -12,10 +12,12 @@ import Glibc
 /// A resumable download's partial file, beside its destination, and what the server said of
 /// the bytes it holds (see ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``).
 ///
-/// Two files: `.NAME.wattle-partial`, the body so far, and `.NAME.wattle-partial-state`, three
-/// lines naming the format, a BLAKE2b hash of the URL without its user-info (never the URL: a
-/// presigned one carries a credential) and the validator (a strong `ETag`, or a `Last-Modified`
-/// date that is strong) that goes in `If-Range`. A partial without a state file, or whose state
+/// Two files: `.NAME.wattle-partial`, the body so far, and `.NAME.wattle-partial-state`, lines
+/// naming the format, a BLAKE2b hash of the URL without its user-info (never the URL: a
+/// presigned one carries a credential), the validator (a strong `ETag`, or a `Last-Modified`
+/// date that is strong) that goes in `If-Range`, and the body's length when it was announced.
+/// A partial that holds the whole body (its process died before moving it into place) asks
+/// for its last byte again: a `206` for it shows the file is still the same. A partial without a state file, or whose state
 /// names another URL, is never resumed. Neither file is followed if it is a symbolic link.
 ///
 /// **Consistency.** The state file describes only bytes of the body it names: the partial is
@@ -49,6 +51,8 @@ final class PartialDownload: Sendable {
         var lockDescriptor: Int32
         /// What the state file says of the partial's bytes; nil when they cannot be resumed.
         var validator: String?
+        /// The whole body's length, when its answer announced it.
+        var length: Int64?
         /// The offset the latest transfer asked for (0: the whole body).
         var requestedOffset: Int64 = 0
         /// The latest transfer stopped because its answer would have replaced the partial's
@@ -88,8 +92,11 @@ final class PartialDownload: Sendable {
         let partial = PartialDownload(
             file: file, stateFile: stateFile, key: key, descriptor: descriptor, validator: nil)
         let size = partial.size
-        if size > 0, let validator = readState(stateFile, key: key) {
-            partial.state.withLock { $0.validator = validator }
+        if size > 0, let (validator, length) = readState(stateFile, key: key) {
+            partial.state.withLock { state in
+                state.validator = validator
+                state.length = length
+            }
         } else if size > 0 || access(stateFile.path, F_OK) == 0 {
             try partial.restart(refusingRanges: false)
         }
@@ -129,9 +136,10 @@ final class PartialDownload: Sendable {
         throw .fileError(path: file.path, reason: "the partial download kept changing while it was being locked")
     }
 
-    /// The validator a state file holds for `key`, or nil when it is missing, unreadable, of
-    /// another format or for another URL.
-    private static func readState(_ stateFile: URL, key: String) -> String? {
+    /// The validator a state file holds for `key`, with the body's length when it has one; nil
+    /// when it is missing, unreadable, of another format or for another URL. (A file written
+    /// before lengths were kept has three lines: read as no length.)
+    private static func readState(_ stateFile: URL, key: String) -> (String, Int64?)? {
         let descriptor = open(stateFile.path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
@@ -145,7 +153,9 @@ final class PartialDownload: Sendable {
             return nil
         }
         let validator = String(lines[2].dropFirst("validator ".count))
-        return isUsable(validator) ? validator : nil
+        guard isUsable(validator) else { return nil }
+        let length = lines.count > 3 && lines[3].hasPrefix("length ") ? Int64(lines[3].dropFirst("length ".count)) : nil
+        return (validator, length.flatMap { $0 > 0 ? $0 : nil })
     }
 
     /// What names the file a URL asks for: the URL without its user-info (credentials, not part
@@ -185,6 +195,7 @@ final class PartialDownload: Sendable {
         unlink(stateFile.path + ".tmp")
         let failure: String? = state.withLock { state in
             state.validator = nil
+            state.length = nil
             state.restartNeeded = false
             state.requestedOffset = 0
             if refusingRanges { state.rangesRefused = true }
@@ -230,7 +241,8 @@ final class PartialDownload: Sendable {
         if rename(file.path, destination.path) != 0 {
             let reason = String(cString: strerror(errno))
             // Still the whole body of its validator: kept for the next call to find whole.
-            begin(validator: state.withLock { $0.validator })
+            let (validator, length) = state.withLock { ($0.validator, $0.length) }
+            begin(validator: validator, length: length)
             release()
             throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
         }
@@ -257,7 +269,9 @@ final class PartialDownload: Sendable {
     // MARK: Transfers (engine thread)
 
     /// Where the next transfer resumes, with the validator for `If-Range`; nil to ask for the
-    /// whole body. Recorded as the transfer's requested offset.
+    /// whole body. Recorded as the transfer's requested offset. A partial that holds the whole
+    /// body is cut to all but its last byte, which is asked for again: a range starting at the
+    /// end would be answered `416`, which cannot tell a whole file from a changed one.
     func resumePoint() -> (offset: Int64, validator: String)? {
         let size = size
         return state.withLock { state in
@@ -266,8 +280,16 @@ final class PartialDownload: Sendable {
                 state.requestedOffset = 0
                 return nil
             }
-            state.requestedOffset = size
-            return (size, validator)
+            var offset = size
+            if let length = state.length, size >= length, ftruncate(state.lockDescriptor, off_t(length - 1)) == 0 {
+                offset = length - 1
+            }
+            guard offset > 0 else {
+                state.requestedOffset = 0
+                return nil
+            }
+            state.requestedOffset = offset
+            return (offset, validator)
         }
     }
 
@@ -297,16 +319,21 @@ final class PartialDownload: Sendable {
     }
 
     /// Records the validator of a whole body about to be written from the start (nil: the body
-    /// cannot be resumed), and writes the state file (or removes it) before any of its bytes.
-    /// The partial is empty here (see the type's comment), so the state describes no other
-    /// bytes. A state file that cannot be written leaves the download going, not resumable.
-    func begin(validator: String?) {
-        state.withLock { $0.validator = validator }
+    /// cannot be resumed) and its announced length, and writes the state file (or removes it)
+    /// before any of its bytes. The partial is empty here (see the type's comment), so the
+    /// state describes no other bytes. A state file that cannot be written leaves the download
+    /// going, not resumable.
+    func begin(validator: String?, length: Int64?) {
+        let length = length.flatMap { $0 > 0 ? $0 : nil }
+        state.withLock { state in
+            state.validator = validator
+            state.length = length
+        }
         guard let validator else {
             unlink(stateFile.path)
             return
         }
-        let text = "\(Self.formatLine)\nurl \(key)\nvalidator \(validator)\n"
+        let text = "\(Self.formatLine)\nurl \(key)\nvalidator \(validator)\n" + (length.map { "length \($0)\n" } ?? "")
         let temporary = stateFile.path + ".tmp"
         unlink(temporary)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
@@ -320,7 +347,10 @@ final class PartialDownload: Sendable {
         if !written {
             unlink(temporary)
             unlink(stateFile.path)
-            state.withLock { $0.validator = nil }
+            state.withLock { state in
+                state.validator = nil
+                state.length = nil
+            }
         }
     }
 
