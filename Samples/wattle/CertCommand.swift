@@ -27,7 +27,8 @@ struct CertCommand: AsyncParsableCommand {
 
     /// A certificate and key from PEM files, asking for an encrypted key's passphrase:
     /// `WATTLE_CERT_PASSWORD`, else the terminal, else, when `readsStandardInput` (standard
-    /// input is not a request's body), its first line.
+    /// input is not a request's body), its first line. For `cert import` (`readsStandardInput`),
+    /// a passphrase typed on the terminal is asked twice: it is kept, unchecked until used.
     static func fromFiles(certificate: String, key: String?, readsStandardInput: Bool) throws -> ClientCertificate {
         let keyFile = URL(fileURLWithPath: key ?? certificate)
         var passphrase: String?
@@ -37,7 +38,7 @@ struct CertCommand: AsyncParsableCommand {
         {
             passphrase = try PasswordPrompt.password(
                 readsStandardInput: readsStandardInput, variable: "WATTLE_CERT_PASSWORD",
-                prompt: "Passphrase of \(keyFile.lastPathComponent): ",
+                prompt: "Passphrase of \(keyFile.lastPathComponent): ", confirming: readsStandardInput,
                 missing: "the key in \(keyFile.path) is encrypted: set WATTLE_CERT_PASSWORD or type its passphrase")
         }
         return try ClientCertificate(
@@ -52,9 +53,14 @@ struct CertCommand: AsyncParsableCommand {
         do {
             certificate = settings.keychainFileExists
                 ? try ClientCertificate.load(from: Keychain(service: service, store: try store()), forKey: name) : nil
-        } catch let error as KeychainError where error != .interactionNotAllowed {
+        } catch let error as KeychainError where error == .interactionNotAllowed {
+            throw error
+        } catch let error as KeychainError {
             throw CLIError.failed(
                 "the client certificate \"\(name)\" cannot be read (\(error)): forget it with wattle cert remove \(name) and import it again")
+        } catch let error as WattleError {
+            throw CLIError.failed(
+                "the client certificate \"\(name)\" is not usable (\(error)): forget it with wattle cert remove \(name) and import it again")
         }
         guard let certificate else {
             throw CLIError.usage("no client certificate named \"\(name)\" is kept: add one with wattle cert import \(name) CERT [KEY]")
@@ -104,7 +110,7 @@ struct CertCommand: AsyncParsableCommand {
                 guard let keychain = try CertCommand.keychain(store.settings, create: true) else { return }
                 try identity.save(in: keychain, forKey: name)
                 print("Kept client certificate \(name) (\(CertCommand.describe(identity)), key \(pin)) sealed in the keychain.")
-                print("Use it with --cert-name \(name); requests no longer read \(key ?? certificate).")
+                print("Use it with --cert-name \(name): requests no longer read \(key ?? certificate), but keep that file until one has succeeded.")
             }
         }
     }

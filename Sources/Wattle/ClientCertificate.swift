@@ -58,17 +58,13 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
         guard !certificates.isEmpty else {
             throw .invalidRequest(reason: "the client certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
-        let keys = PEMBlock.blocks(in: privateKeyPEM).filter { $0.label.hasSuffix("PRIVATE KEY") }
-        guard let key = keys.first else {
-            throw .invalidRequest(reason: "the client certificate's key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
+        // (OpenSSL would ask libcurl for a passphrase for a certificate with headers: one the
+        // key's, or none, which libcurl's callback does not survive.)
+        guard !certificates.contains(where: \.hasHeaders) else {
+            throw .invalidRequest(reason: "the client certificate's PEM block has headers (Proc-Type:, …): give it without them")
         }
-        guard keys.count == 1 else {
-            throw .invalidRequest(reason: "the client certificate's key text holds \(keys.count) private keys: give one")
-        }
-        let encrypted = key.label == "ENCRYPTED PRIVATE KEY" || key.text.contains("Proc-Type: 4,ENCRYPTED")
-        guard ["PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"].contains(key.label) else {
-            throw .invalidRequest(reason: "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)")
-        }
+        let key = try Self.privateKeyBlock(in: privateKeyPEM)
+        let encrypted = key.isEncrypted
         if encrypted {
             // (libcurl would hand OpenSSL's password callback a null passphrase: never without one.)
             guard let passphrase, !passphrase.isEmpty else {
@@ -97,12 +93,24 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
 
     /// Whether a PEM text's private key is encrypted, so that a caller knows to ask for its
     /// passphrase before ``init(certificatePEM:privateKeyPEM:passphrase:)``. False when the
-    /// text holds no private key.
+    /// text holds no private key TLS can use, or more than one (the initialiser says which).
     public static func isEncryptedPrivateKey(pem: String) -> Bool {
-        PEMBlock.blocks(in: pem).contains { block in
-            block.label == "ENCRYPTED PRIVATE KEY"
-                || (block.label.hasSuffix("PRIVATE KEY") && block.text.contains("Proc-Type: 4,ENCRYPTED"))
+        (try? privateKeyBlock(in: pem))?.isEncrypted ?? false
+    }
+
+    /// The one private key block of a text, of a kind TLS can use.
+    private static func privateKeyBlock(in text: String) throws(WattleError) -> PEMBlock {
+        let keys = PEMBlock.blocks(in: text).filter { $0.label.hasSuffix("PRIVATE KEY") }
+        guard let key = keys.first else {
+            throw .invalidRequest(reason: "the client certificate's key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
         }
+        guard keys.count == 1 else {
+            throw .invalidRequest(reason: "the client certificate's key text holds \(keys.count) private keys: give one")
+        }
+        guard ["PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"].contains(key.label) else {
+            throw .invalidRequest(reason: "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)")
+        }
+        return key
     }
 
     private static func read(_ file: URL) throws(WattleError) -> String {
@@ -167,6 +175,15 @@ struct PEMBlock {
     /// The block, from its BEGIN line to its END line.
     var text: String
 
+    /// Whether lines of the block are headers (`Proc-Type: 4,ENCRYPTED`, `DEK-Info: …`): base64
+    /// has no colon.
+    var hasHeaders: Bool { text.split(separator: "\n").dropFirst().dropLast().contains { $0.contains(":") } }
+
+    /// Whether OpenSSL takes the block for an encrypted key: PKCS#8's encrypted form, or any
+    /// with headers (OpenSSL reads `Proc-Type:` however it is spaced; any header is taken as
+    /// encryption here, failing closed: never a key OpenSSL would ask a passphrase for without one).
+    var isEncrypted: Bool { label == "ENCRYPTED PRIVATE KEY" || hasHeaders }
+
     /// The blocks of a text, in order; text outside them is skipped, as OpenSSL skips it. The
     /// empty line inside an encrypted key's block, after its `Proc-Type` and `DEK-Info`
     /// headers, is kept: OpenSSL needs it.
@@ -175,7 +192,11 @@ struct PEMBlock {
         var current: (label: String, lines: [String])?
         for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
             let trimmed = line.trimmingWhitespace()
-            if trimmed.isEmpty, current?.lines.last?.hasPrefix("DEK-Info:") != true { continue }
+            if trimmed.isEmpty,
+                current?.label.hasSuffix("PRIVATE KEY") != true || current?.lines.last?.hasPrefix("DEK-Info:") != true
+            {
+                continue
+            }
             if let (label, lines) = current {
                 current?.lines.append(trimmed)
                 if trimmed == "-----END \(label)-----" {

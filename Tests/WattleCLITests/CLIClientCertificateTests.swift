@@ -185,17 +185,21 @@ struct CLIClientCertificateTests {
         #expect(opened.status == 0, "\(opened.stderr)")
         let none = try await CLI.run(trust + files + [url])
         #expect(none.status == 1 && none.stderr.contains("is encrypted: set WATTLE_CERT_PASSWORD"), "\(none.stderr)")
+        // Standard input that is a request's body is never read for the passphrase.
+        let piped = try await CLI.run(trust + files + ["POST", url], input: .pipe(Data((passphrase + "\n").utf8)))
+        #expect(piped.status == 1 && piped.stderr.contains("is encrypted: set WATTLE_CERT_PASSWORD"), "\(piped.stderr)")
         let wrong = try await CLI.run(trust + files + [url], environment: ["WATTLE_CERT_PASSWORD": "not-it-9Q"])
         #expect(wrong.status == 2 && wrong.stderr.contains("could not be used"), "\(wrong.stderr)")
 
         let store = ["--keychain", folder.appendingPathComponent("cli.keychain").path]
+        // (A line ending CRLF, as a file written on Windows would give it.)
         let imported = try await CLI.run(
-            ["cert", "import", "enc", certificate.path, key.path] + store, input: .pipe(Data((passphrase + "\n").utf8)))
+            ["cert", "import", "enc", certificate.path, key.path] + store, input: .pipe(Data((passphrase + "\r\n").utf8)))
         #expect(imported.status == 0, "\(imported.stderr)")
         try FileManager.default.removeItem(at: key)
         let kept = try await CLI.run(trust + store + ["--cert-name", "enc", url])
         #expect(kept.status == 0, "\(kept.stderr)")
-        for result in [opened, none, wrong, imported, kept] {
+        for result in [opened, none, piped, wrong, imported, kept] {
             #expect(!result.text.contains(passphrase) && !result.stderr.contains(passphrase) && !result.stderr.contains("not-it-9Q"))
         }
     }

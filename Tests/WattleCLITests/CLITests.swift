@@ -64,7 +64,7 @@ enum CLI {
         var env = ProcessInfo.processInfo.environment
         for key in [
             "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "WATTLE_BASE_URL",
-            "WATTLE_PASSWORD", "WATTLE_REFRESH_PATH",
+            "WATTLE_PASSWORD", "WATTLE_REFRESH_PATH", "WATTLE_CERT_PASSWORD",
         ] {
             env[key] = nil
         }

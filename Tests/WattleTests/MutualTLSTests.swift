@@ -258,7 +258,10 @@ struct MutualTLSTests {
         #expect(pkcs8.contains("-----BEGIN ENCRYPTED PRIVATE KEY-----"))
         #expect(legacy.contains("Proc-Type: 4,ENCRYPTED") && legacy.contains("-----BEGIN EC PRIVATE KEY-----"))
         #expect(!ClientCertificate.isEncryptedPrivateKey(pem: alice.privateKeyPEM))
-        for key in [pkcs8, legacy] {
+        // OpenSSL reads `Proc-Type:` however it is spaced, and CRLF lines: so does Wattle.
+        let unspaced = legacy.replacingOccurrences(of: "Proc-Type: 4,ENCRYPTED", with: "Proc-Type:4,ENCRYPTED")
+        let crlf = legacy.replacingOccurrences(of: "\n", with: "\r\n")
+        for key in [pkcs8, legacy, unspaced, crlf] {
             #expect(ClientCertificate.isEncryptedPrivateKey(pem: alice.certificatePEM + "\n" + key))
             for missing in [nil, ""] {
                 #expect {
@@ -297,6 +300,16 @@ struct MutualTLSTests {
             for text in [identity.description, dumped, "\(trust)", String(reflecting: trust)] {
                 #expect(!text.contains(passphrase) && !text.contains("PRIVATE KEY"), "\(text)")
             }
+        }
+        // A certificate block with headers (OpenSSL would ask for a passphrase for it) is refused.
+        let lines = alice.certificatePEM.split(separator: "\n", omittingEmptySubsequences: false)
+        let headed = ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""] + lines.dropFirst())
+            .joined(separator: "\n")
+        #expect {
+            _ = try ClientCertificate(certificatePEM: headed, privateKeyPEM: alice.privateKeyPEM)
+        } throws: { error in
+            guard case .invalidRequest(let reason) = error as? WattleError else { return false }
+            return reason.contains("has headers")
         }
         // A passphrase for a key in the clear is not kept (nor sent).
         let clear = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM, passphrase: "unused")

@@ -198,13 +198,10 @@ final class CurlTransfer: @unchecked Sendable {
             check(
                 wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, identity.privateKeyPEM.utf8.count),
                 "SSLKEY_BLOB")
-            // An encrypted key's passphrase (copied by libcurl too), or none: never one left
-            // from another certificate this handle carried.
-            if let passphrase = identity.privateKeyPassphrase {
-                check(wattle_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, passphrase), "KEYPASSWD")
-            } else {
-                check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_KEYPASSWD, nil), "KEYPASSWD")
-            }
+            // An encrypted key's passphrase (copied by libcurl too), else an empty one, never
+            // one left from another certificate this handle carried, nor none: libcurl's
+            // callback would take the length of a null passphrase if OpenSSL asked for one.
+            check(wattle_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, identity.privateKeyPassphrase ?? ""), "KEYPASSWD")
             // Cleared by a reset before the handle serves a request without it.
             handle.needsReset = true
         }
