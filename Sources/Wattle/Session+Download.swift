@@ -48,8 +48,9 @@ extension Session {
     /// resumable download asks for the file unencoded (`Accept-Encoding: identity`), since
     /// ranges count the bytes as sent.
     ///
-    /// A partial that already holds the whole file (its process died before moving it into
-    /// place) asks for its last byte again, and the server's `206` for that byte lands it.
+    /// A partial that already holds the whole file (its process died before the download
+    /// finished) asks for its last byte again, and the server's `206` for that byte lands it.
+    /// A download whose file could not be written or synced keeps nothing.
     ///
     /// The partial is emptied, and the download starts over with a `200`, when the file changed
     /// on the server, the server ignores ranges, answers another range, one that stops short of
@@ -59,7 +60,7 @@ extension Session {
     /// may use a partial: a second, in any process, fails after a second with
     /// ``WattleError/fileError(path:reason:)``, as does a partial that is a symbolic link. The
     /// state file beside it (`.NAME.wattle-partial-state`) holds a hash of the URL, never the
-    /// URL, and the validator.
+    /// URL, the validator and the announced length.
     ///
     /// ```swift
     /// // Run again after a failure: it continues where the last attempt stopped.
@@ -158,6 +159,8 @@ extension Session {
                     }
                     continue
                 }
+                // Bytes whose write or sync failed are not kept to be continued.
+                if case .fileError = error { partial.discard() }
                 partial.release()
                 throw error
             }

@@ -232,6 +232,25 @@ struct DownloadResumeTests {
         #expect(try files(in: folder) == ["whole-100021.bin", "whole-100022.bin"])
     }
 
+    @Test("a state file from before lengths were kept (three lines) still continues its partial")
+    func threeLineStateResumes() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("old.bin")
+        let length = 100_031
+        let path = "resource/\(length)?cut=30000"
+        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let stateFile = folder.appendingPathComponent(".old.bin.wattle-partial-state")
+        let lines = try String(contentsOf: stateFile, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 4 && lines[3] == "length \(length)")
+        try Data((lines.prefix(3).joined(separator: "\n") + "\n").utf8).write(to: stateFile)
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=30000-")
+        try expectContent(of: destination, length: length)
+    }
+
     @Test("an attempt's bytes that cannot be continued are emptied before a retry writes a whole body over them")
     func retryEmptiesUnresumableBytes() async throws {
         let session = makeSession(try await TestServer.shared()) {

@@ -584,8 +584,9 @@ final class CurlTransfer: @unchecked Sendable {
             abort = .range("the server sent the whole file again instead of the rest (status \(statusCode))")
             return false
         }
-        partial.begin(
-            validator: PartialDownload.validator(of: headers), length: headers["Content-Length"].flatMap { Int64($0) })
+        // The announced length, unless a transfer coding makes libcurl ignore it (RFC 9112, 6.3).
+        let length = headers.contains("Transfer-Encoding") ? nil : headers["Content-Length"].flatMap { Int64($0) }
+        partial.begin(validator: PartialDownload.validator(of: headers), length: length)
         return true
     }
 
@@ -740,8 +741,11 @@ final class CurlTransfer: @unchecked Sendable {
         metrics.firstByte = time(CURLINFO_STARTTRANSFER_TIME_T)
         metrics.total = time(CURLINFO_TOTAL_TIME_T)
         metrics.bytesSent = size(CURLINFO_SIZE_UPLOAD_T)
-        metrics.bytesReceived =
-            streamStarted ? streamedBytes : request.download != nil && downloadedBytes > 0 ? downloadedBytes : Int64(body.count)
+        if streamStarted {
+            metrics.bytesReceived = streamedBytes
+        } else {
+            metrics.bytesReceived = request.download != nil && downloadedBytes > 0 ? downloadedBytes : Int64(body.count)
+        }
         var version = 0
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
         switch version {

@@ -16,8 +16,9 @@ import Glibc
 /// naming the format, a BLAKE2b hash of the URL without its user-info (never the URL: a
 /// presigned one carries a credential), the validator (a strong `ETag`, or a `Last-Modified`
 /// date that is strong) that goes in `If-Range`, and the body's length when it was announced.
-/// A partial that holds the whole body (its process died before moving it into place) asks
-/// for its last byte again: a `206` for it shows the file is still the same. A partial without a state file, or whose state
+/// A partial that holds the whole body (its process died before the download finished, or the
+/// connection failed after the last byte) asks for its last byte again: a `206` for it shows
+/// the file is still the same. A partial without a state file, or whose state
 /// names another URL, is never resumed. Neither file is followed if it is a symbolic link.
 ///
 /// **Consistency.** The state file describes only bytes of the body it names: the partial is
@@ -35,12 +36,12 @@ import Glibc
 /// this or another process, is refused.
 ///
 /// Claimed on the caller's task; `resumePoint()`, `requestRestart()`, `writeDescriptor()`,
-/// `matches(_:)` and `begin(validator:)` run on the engine thread, the rest on the caller's
+/// `matches(_:)` and `begin(validator:length:)` run on the engine thread, the rest on the caller's
 /// task between transfers. Its state is behind a lock.
 final class PartialDownload: Sendable {
     /// The body so far.
     let file: URL
-    /// The format line, the URL's hash and the validator.
+    /// The format line, the URL's hash, the validator and the length.
     let stateFile: URL
     /// Hex BLAKE2b-256 of the URL the download asks for.
     private let key: String
@@ -252,6 +253,16 @@ final class PartialDownload: Sendable {
         }
     }
 
+    /// Forgets what the partial's bytes are, so that ``release()`` removes them: after a write,
+    /// flush or sync of them failed, they may not be what was written (the kernel reports a
+    /// failed writeback once, to that open file, and a later one would sync clean).
+    func discard() {
+        state.withLock { state in
+            state.validator = nil
+            state.length = nil
+        }
+    }
+
     /// Lets go of the lock, keeping the partial only when it can be resumed: bytes that a
     /// validator describes. Otherwise both files go.
     func release() {
@@ -280,13 +291,11 @@ final class PartialDownload: Sendable {
                 state.requestedOffset = 0
                 return nil
             }
+            // (Exactly the length: more bytes than it says show it wrong. A 1-byte body is not cut
+            // to nothing: its 416 starts over, the partial emptied durably first.)
             var offset = size
-            if let length = state.length, size >= length, ftruncate(state.lockDescriptor, off_t(length - 1)) == 0 {
+            if let length = state.length, length > 1, size == length, ftruncate(state.lockDescriptor, off_t(length - 1)) == 0 {
                 offset = length - 1
-            }
-            guard offset > 0 else {
-                state.requestedOffset = 0
-                return nil
             }
             state.requestedOffset = offset
             return (offset, validator)

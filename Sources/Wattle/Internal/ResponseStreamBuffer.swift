@@ -133,8 +133,11 @@ final class ResponseStreamBuffer: Sendable {
             switch result {
             case .success(var response):
                 state.end = .success(())
-                state.finalMetrics = response.metrics
-                state.finalMetrics?.redirectCount = max(response.metrics.redirectCount, state.redirectCount)
+                // (Not for a reader that was cancelled meanwhile: its stream was let go.)
+                if !state.cancelled {
+                    state.finalMetrics = response.metrics
+                    state.finalMetrics?.redirectCount = max(response.metrics.redirectCount, state.redirectCount)
+                }
                 var headResult: Result<Response, WattleError>?
                 if state.head == nil {
                     let body = response.data
