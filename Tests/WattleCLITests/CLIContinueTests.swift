@@ -66,6 +66,26 @@ struct CLIContinueTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
     }
 
+    @Test("a download whose file cannot be written (the file-size limit) keeps no partial: exit 1, nothing left beside FILE")
+    func writeFailureKeepsNothing() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.bin")
+        // RLIMIT_FSIZE at 1 MB: the partial's writes past it fail with EFBIG (SIGXFSZ ignored,
+        // which the exec keeps). Bytes whose write failed are not kept to be continued.
+        let limited = ["/bin/sh", "-c", "trap '' XFSZ; exec /usr/bin/prlimit --fsize=1000000 \"$@\"", "sh"]
+        let url = server.url("resource/3000023").absoluteString
+        let result = try await CLI.run(["--continue", "-o", file.path, url], wrapper: limited)
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("File too large"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
+        // Without the limit, the next run downloads it whole.
+        let again = try await CLI.run(["--continue", "-o", file.path, url])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try Data(contentsOf: file) == Data(RangeResource.content(length: 3_000_023, version: 1)))
+    }
+
     @Test("--continue without -o is a usage error (exit 1)")
     func continueNeedsOutput() async throws {
         let server = try await Servers.plain.value
