@@ -8,6 +8,11 @@ struct ConnectionOptions: ParsableArguments {
     @Option(help: "Total timeout in seconds.")
     var timeout: Double?
 
+    @Option(
+        name: .customLong("stall-timeout"),
+        help: "Give up on a transfer that receives and sends nothing for this many seconds (default 30; 0 for never).")
+    var stallTimeout: Double?
+
     @Option(name: .customLong("allow-self-signed"), help: "Accept a self-signed certificate for this exact host (repeatable).")
     var allowSelfSigned: [String] = []
 
@@ -42,7 +47,7 @@ struct ConnectionOptions: ParsableArguments {
     /// The options as plain values, which the commands work from.
     var settings: ConnectionSettings {
         ConnectionSettings(
-            baseURL: baseURL, timeout: timeout, allowSelfSigned: allowSelfSigned, pin: pin, proxy: proxy,
+            baseURL: baseURL, timeout: timeout, stallTimeout: stallTimeout, allowSelfSigned: allowSelfSigned, pin: pin, proxy: proxy,
             keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey,
             certName: certName)
     }

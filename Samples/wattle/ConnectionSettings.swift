@@ -18,6 +18,8 @@ struct ConnectionSettings: Equatable, Sendable {
     var baseURL: String?
     /// `--timeout`, in seconds.
     var timeout: Double?
+    /// `--stall-timeout`, in seconds (0: none).
+    var stallTimeout: Double?
     /// `--allow-self-signed`, each host given.
     var allowSelfSigned: [String] = []
     /// `--pin`, each `HOST=sha256//BASE64` given.
@@ -110,6 +112,12 @@ struct ConnectionSettings: Equatable, Sendable {
         if let timeout {
             guard timeout > 0 else { throw CLIError.usage("--timeout must be a positive number of seconds") }
             configuration.timeouts.total = .milliseconds(Int(timeout * 1000))
+        }
+        if let stallTimeout {
+            guard stallTimeout >= 0, stallTimeout.isFinite else {
+                throw CLIError.usage("--stall-timeout takes a number of seconds, 0 for none")
+            }
+            configuration.timeouts.stall = stallTimeout == 0 ? nil : .milliseconds(Int(stallTimeout * 1000))
         }
         if let origin, createKeychain || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())

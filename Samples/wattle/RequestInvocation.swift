@@ -138,7 +138,7 @@ struct RequestInvocation: Equatable, Sendable {
         if let total = configuration.timeouts.total, connection.timeout != nil { request.timeout = total }
         // A stream waits for the server as `tail -f` (and `curl -N`) do, however long it is
         // silent, until --timeout or Ctrl-C.
-        if stream, output == nil { configuration.timeouts.stall = nil }
+        if stream, output == nil, connection.stallTimeout == nil { configuration.timeouts.stall = nil }
         return Prepared(request: request, session: Self.session(configuration, for: request))
     }
 

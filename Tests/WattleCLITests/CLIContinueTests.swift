@@ -21,7 +21,9 @@ struct CLIContinueTests {
         let url = server.url("resource/\(length)?cut=\(cut)&stall=1").absoluteString
         let process = Process()
         process.executableURL = CLI.binary
-        process.arguments = ["--continue", "-o", file.path, url]
+        // No stall timeout: under a sanitizer on a loaded machine, 30 s have passed between
+        // seeing its bytes and the download below, and the CLI gave up (and let go) first.
+        process.arguments = ["--stall-timeout", "0", "--continue", "-o", file.path, url]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
@@ -84,6 +86,21 @@ struct CLIContinueTests {
         let again = try await CLI.run(["--continue", "-o", file.path, url])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(try Data(contentsOf: file) == Data(RangeResource.content(length: 3_000_023, version: 1)))
+    }
+
+    @Test("--stall-timeout: a silent transfer fails after it (exit 2), keeping its bytes; a negative one is a usage error")
+    func stallTimeoutOption() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("slow.bin")
+        let url = server.url("resource/300025?cut=100000&stall=1").absoluteString
+        let result = try await CLI.run(["--stall-timeout", "1", "--continue", "-o", file.path, url])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(result.stderr.contains("stall phase after 1 s"), "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [".slow.bin.wattle-partial", ".slow.bin.wattle-partial-state"])
+        let negative = try await CLI.run(["--stall-timeout", "-1", url])
+        #expect(negative.status == 1 && negative.stderr.contains("--stall-timeout"), "\(negative.stderr)")
     }
 
     @Test("--continue without -o is a usage error (exit 1)")
