@@ -410,9 +410,10 @@ struct DownloadResumeTests {
 
     @Test("a stalled download that times out keeps what arrived, unsynced too, and the next call continues it")
     func stallTimeoutKeepsBytes() async throws {
-        // Long enough for a loaded machine to send the head and the first bytes; the stall after
-        // them never ends.
-        let session = makeSession(try await TestServer.shared()) { $0.timeouts.stall = promptBound(seconds: 3) }
+        // Long enough for a loaded machine to send the head and the first bytes (3 s was not, in
+        // a full `make test`: the stall came before any byte, and nothing was kept); the stall
+        // after them never ends.
+        let session = makeSession(try await TestServer.shared()) { $0.timeouts.stall = promptBound(seconds: 10) }
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
