@@ -217,8 +217,14 @@ public struct Configuration: Sendable {
         /// such response. Cookies without an expiry are kept too, as `curl -c` and httpie's
         /// sessions keep them; ``Session/removeAllCookies()`` empties the item as well.
         ///
-        /// Two sessions (or processes) sharing one item do not merge their jars: the last to
-        /// write one replaces the other's.
+        /// Sessions (or processes) may share one item: each write merges this session's
+        /// changes since it last read or wrote the item into what is stored, reading and
+        /// writing in one keychain transaction. A cookie set, changed or removed by a server
+        /// here replaces the stored one; the others' cookies stay (one that merely expired
+        /// here does not remove another's fresher one). A session reads the item once, so
+        /// cookies another stores later reach it in its next run. ``Session/removeAllCookies()``
+        /// empties the item whole, other sessions' cookies included, and another session's
+        /// next write does not bring back the cookies it holds unchanged.
         case keychain(KeychainCookieJar)
 
         /// Whether libcurl's cookie engine runs for the session.

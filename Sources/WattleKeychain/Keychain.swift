@@ -170,6 +170,23 @@ public struct Keychain: KeychainService, Sendable {
         return try store.withEngine { try $0.removeValue(forKey: key, at: address, where: test) }
     }
 
+    /// Reads the key's value (nil: none) and stores what `change` returns in its place, or
+    /// removes it when `change` returns nil, in one transaction: another process cannot store
+    /// a value in between. For a read-merge-write: ``KeychainCookieJar``'s sessions merge
+    /// their cookies into what another session stored.
+    ///
+    /// - Throws: as ``data(forKey:)`` for the read (`change` is not called then), as
+    ///   ``set(_:forKey:)`` for the write, and what `change` throws (nothing is written).
+    package func updateValue(forKey key: String, _ change: (Data?) throws -> Data?) throws {
+        try Self.check(key)
+        let address = try address()
+        let (accessibility, label, comment) = (accessibility, label, comment)
+        try store.withEngine {
+            try $0.updateValue(
+                forKey: key, at: address, accessibility: accessibility, label: label, comment: comment, change)
+        }
+    }
+
     /// Removes every value of this service (in this access group, with this synchronizable
     /// flag) in one transaction, and any item filed under the service whose attributes no
     /// longer open (damaged, whatever its access group was).

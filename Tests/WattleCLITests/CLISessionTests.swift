@@ -41,4 +41,28 @@ struct CLISessionTests {
         let none = try await CLI.run(["session", "show", "work"] + common)
         #expect(none.status == 1 && none.stderr.contains("no cookies kept for the session work"), "\(none.stderr)")
     }
+
+    @Test("runs of one session at the same time, each its own process, keep every cookie each was set")
+    func concurrentRunsKeepEachOthersCookies() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain")
+        let common = ["--keychain", keychain.path, "--base-url", server.baseURL.absoluteString]
+        // One run first makes the keychain and its key file.
+        let first = try await CLI.run(["--session", "work", "cookies/set", "c0==0"] + common)
+        #expect(first.status == 3, "\(first.stderr)")
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for index in 1...8 {
+                group.addTask { try await CLI.run(["--session", "work", "cookies/set", "c\(index)==\(index)"] + common).status }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 3, count: 8))
+        let later = try await CLI.run(["--session", "work", "echo"] + common)
+        #expect(later.status == 0, "\(later.stderr)")
+        let header = try JSONDecoder().decode(Echo.self, from: later.stdout).header("Cookie") ?? ""
+        let sent = Set(header.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) })
+        #expect(sent == Set((0...8).map { "c\($0)=\($0)" }), "\(header)")
+    }
 }

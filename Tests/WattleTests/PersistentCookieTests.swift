@@ -201,4 +201,36 @@ struct PersistentCookieTests {
         }
         #expect(try await Self.session(server, jar).cookies().map(\.name) == ["sid"])
     }
+
+    @Test("two sessions keeping one jar, each on its own connection to the file as two processes would, keep each other's cookies; a later change or a server's removal wins; removeAllCookies empties it for both")
+    func sharedJar() async throws {
+        let server = try await TestServer.shared()
+        let temporary = try TemporaryKeychain()
+        func session() throws -> Session {
+            Self.session(server, KeychainCookieJar(name: "shared", store: try temporary.reopen()))
+        }
+        func stored() async throws -> [String: String] {
+            Dictionary(uniqueKeysWithValues: try await session().cookies().map { ($0.name, $0.value) })
+        }
+        _ = try await session().get(Self.api(server) + CookieTests.setting("x=1; Path=/", "y=1; Path=/", "z=1; Path=/"))
+        let first = try session()
+        let second = try session()
+        // Both have read {x, y, z} before either writes.
+        #expect(try await first.cookies().count == 3)
+        #expect(try await second.cookies().count == 3)
+        _ = try await first.get(Self.api(server) + CookieTests.setting("a=1; Path=/", "x=2; Path=/"))
+        #expect(try await stored() == ["a": "1", "x": "2", "y": "1", "z": "1"])
+        // The second session's own changes go in; its x, unchanged since it read it, does not
+        // replace the first's newer one; its server's removal of z is kept.
+        _ = try await second.get(Self.api(server) + CookieTests.setting("b=1; Path=/", "y=2; Path=/", "z=; Max-Age=0; Path=/"))
+        #expect(try await stored() == ["a": "1", "b": "1", "x": "2", "y": "2"])
+        _ = try await first.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
+        #expect(try await stored() == ["a": "1", "b": "1", "c": "1", "x": "2", "y": "2"])
+        // Signing out in one empties the stored jar; the other's next write adds its new
+        // cookie, not the ones it holds unchanged.
+        try await second.removeAllCookies()
+        #expect(try await stored().isEmpty)
+        _ = try await first.get(Self.api(server) + CookieTests.setting("d=1; Path=/"))
+        #expect(try await stored() == ["d": "1"])
+    }
 }

@@ -14,6 +14,12 @@ import WattleKeychain
 /// ``Session/withNetworkThreadExecutor(isolation:_:)`` runs there). Writes run one at a time,
 /// each reading the jar just before it writes, so a slower write never replaces a newer jar;
 /// a request whose cookies a later write already covered does not write again.
+///
+/// Several sessions or processes may keep one jar: a write merges this session's changes
+/// since its last read or write into the stored jar, reading and writing in one keychain
+/// transaction (``CookieJarMerge``), so one writer's cookies are not lost to another's. A
+/// session reads the stored jar once; cookies another writer stores later reach it in its
+/// next run. `removeAll` replaces the stored jar whole.
 final class PersistentCookieJar: Sendable {
     let item: KeychainCookieJar
     private let engine: CurlEngine
@@ -33,6 +39,10 @@ final class PersistentCookieJar: Sendable {
         var saved = 0
         /// The last write asked for; the next one starts after it.
         var lastWrite: Task<WattleError?, Never>?
+        /// The jar as this session last read or stored it: a write stores the changes from it.
+        var base = CookieJarMerge.Jar()
+        /// `removeAll` has run and the next write replaces the stored jar instead of merging.
+        var replacePending = false
     }
 
     /// The first line of the stored form, as in curl's cookie files.
@@ -71,7 +81,10 @@ final class PersistentCookieJar: Sendable {
             // A `removeAll` since the read began wants none of them. Its `ALL` runs on this
             // thread too, after this if it counted its clear after this check.
             if self.state.withLock({ $0.clears }) != clearsAtStart { return true }
-            return handle.addCookieLines(lines)
+            guard handle.addCookieLines(lines) else { return false }
+            let base = CookieJarMerge.Jar(lines, now: Date())
+            self.state.withLock { $0.base = base }
+            return true
         }
         state.withLock { state in
             state.loading = nil
@@ -125,38 +138,57 @@ final class PersistentCookieJar: Sendable {
         if let error = await write.value { throw error }
     }
 
-    /// Reads the jar from the engine and stores it, unless a write since `ticket` was asked
-    /// for has stored it already.
+    /// Reads the jar from the engine and stores it, merged into the stored one (or in its
+    /// place after `removeAll`), unless a write since `ticket` was asked for has stored it
+    /// already.
     private func write(for ticket: Int) async -> WattleError? {
-        guard let covering = state.withLock({ $0.saved >= ticket ? nil : $0.changes }) else { return nil }
+        guard
+            let (covering, base, replacing, clears) = state.withLock({
+                state -> (Int, CookieJarMerge.Jar, Bool, Int)? in
+                state.saved >= ticket ? nil : (state.changes, state.base, state.replacePending, state.clears)
+            })
+        else { return nil }
         // Nil once the engine has stopped: nothing is written then (an empty jar would erase
         // the stored one).
         guard let listed = await engine.withHandle({ $0?.cookieLines() }) else {
             return .cookieJar(reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
         }
         let now = Date()
-        let lines = listed.filter { Cookie(netscapeLine: $0)?.isLive(at: now) == true }
+        let ours = CookieJarMerge.Jar(listed, now: now)
         do {
-            if lines.isEmpty {
-                try item.keychain.removeValue(forKey: item.key)
-            } else {
-                let text = ([Self.header] + lines).joined(separator: "\n") + "\n"
-                try item.keychain.set(Data(text.utf8), forKey: item.key)
+            try item.keychain.updateValue(forKey: item.key) { stored -> Data? in
+                let jar =
+                    replacing
+                    ? ours
+                    : CookieJarMerge.merge(
+                        ours: ours, base: base, theirs: CookieJarMerge.Jar(try Self.lines(in: stored, item: item), now: now),
+                        now: now)
+                guard !jar.lines.isEmpty else { return nil }
+                return Data((([Self.header] + jar.lines).joined(separator: "\n") + "\n").utf8)
             }
+        } catch let error as WattleError {
+            return error
         } catch {
             return .cookieJar(reason: "cannot store the jar in \(item): \(error)")
         }
-        state.withLock { $0.saved = max($0.saved, covering) }
+        state.withLock { state in
+            state.saved = max(state.saved, covering)
+            state.base = ours
+            // A `removeAll` since this write began asks for its own replacing write.
+            if replacing && state.clears == clears { state.replacePending = false }
+        }
         return nil
     }
 
-    /// Empties the jar and the stored item. A read under way, or one that starts later, adds
-    /// none of the stored cookies: the jar counts as read, and a read that began before checks
-    /// the clear count on the engine thread, where `ALL` runs too.
+    /// Empties the jar and the stored item (cookies another session stored included). A read
+    /// under way, or one that starts later, adds none of the stored cookies: the jar counts as
+    /// read, and a read that began before checks the clear count on the engine thread, where
+    /// `ALL` runs too.
     func removeAll() async throws(WattleError) {
         state.withLock { state in
             state.clears += 1
             state.loaded = true
+            state.replacePending = true
         }
         await engine.withHandle { $0?.removeAllCookies() }
         try await save()

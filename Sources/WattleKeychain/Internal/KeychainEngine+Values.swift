@@ -72,6 +72,24 @@ extension KeychainEngine {
         }
     }
 
+    /// Reads the secret (nil: no such item) and stores what `change` returns in its place, or
+    /// removes the item when it returns nil, in one write transaction: no other connection
+    /// can store a value in between. Throws as ``value(forKey:at:)`` for a damaged item,
+    /// without calling `change`.
+    func updateValue(
+        forKey key: String, at address: Address, accessibility: KeychainAccessibility, label: String?,
+        comment: String?, _ change: (Data?) throws -> Data?
+    ) throws {
+        try storage.write {
+            if let data = try change(try value(forKey: key, at: address)) {
+                try setValue(
+                    data, forKey: key, at: address, accessibility: accessibility, label: label, comment: comment)
+            } else {
+                try removeValue(forKey: key, at: address)
+            }
+        }
+    }
+
     func hasValue(forKey key: String, at address: Address) throws -> Bool {
         try storage.row(id: id(key, address)) != nil
     }
