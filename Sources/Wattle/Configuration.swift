@@ -219,9 +219,10 @@ public struct Configuration: Sendable {
         ///
         /// Sessions (or processes) may share one item: each write merges this session's
         /// changes since it last read or wrote the item into what is stored, reading and
-        /// writing in one keychain transaction. A cookie set, changed or removed by a server
-        /// here replaces the stored one; the others' cookies stay (one that merely expired
-        /// here does not remove another's fresher one). A session reads the item once, so
+        /// writing in one keychain transaction. A cookie whose line changed here since then
+        /// (set, changed, or removed by a server) replaces the stored one; the others' cookies
+        /// stay (one that merely expired here does not remove another's fresher one, and one a
+        /// server sets again unchanged is not a change). A session reads the item once, so
         /// cookies another stores later reach it in its next run. ``Session/removeAllCookies()``
         /// empties the item whole, other sessions' cookies included, and another session's
         /// next write does not bring back the cookies it holds unchanged.

@@ -55,7 +55,10 @@ extension Session {
     /// The partial is emptied, and the download starts over with a `200`, when the file changed
     /// on the server, the server ignores ranges, answers another range, one that stops short of
     /// the end or a `416`, or the URL differs (user-info aside; a presigned URL that changes on
-    /// every call never resumes); once started over, the call asks for whole bodies. A body
+    /// every call never resumes); once started over, the call asks for whole bodies. Starting
+    /// over happens once a call, with the retry policy's attempts counted afresh: a call sends
+    /// at most twice ``RetryPolicy/maximumAttempts`` requests (redirects and a token refresh
+    /// aside). A body
     /// with no strong validator, or encoded anyway, is not kept. Only one download at a time
     /// may use a partial: a second, in any process, fails after a second with
     /// ``WattleError/fileError(path:reason:)``, as does a partial that is a symbolic link. The

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import Wattle
 import WattleDemoServer
-import WattleKeychain
+@testable import WattleKeychain
 import WattleTesting
 
 @Suite("Cookies kept in a keychain: a later session starts with them, sealed on disk, never replaced by a jar that did not read them")
@@ -232,5 +232,36 @@ struct PersistentCookieTests {
         #expect(try await stored().isEmpty)
         _ = try await first.get(Self.api(server) + CookieTests.setting("d=1; Path=/"))
         #expect(try await stored() == ["d": "1"])
+    }
+
+    @Test("removeAllCookies empties a jar whose sealed item is damaged (it never reads it), and the next write stores a fresh jar")
+    func removeAllDamagedSecret() async throws {
+        let server = try await TestServer.shared()
+        let store = KeychainStore.inMemory()
+        let jar = KeychainCookieJar(name: "j", store: store)
+        _ = try await Self.session(server, jar).get(Self.api(server) + CookieTests.setting("sid=1"))
+        var row = try #require(try store.withStorage { try $0.allRows() }.first)
+        row.secret[row.secret.count - 1] ^= 1
+        try store.withStorage { storage in try storage.write { try storage.upsert(row) } }
+        let session = Self.session(server, jar)
+        await #expect(throws: WattleError.self) { _ = try await session.get(Self.api(server) + "echo") }
+        try await session.removeAllCookies()
+        #expect(try !jar.keychain.hasValue(forKey: jar.key))
+        _ = try await session.get(Self.api(server) + CookieTests.setting("fresh=1"))
+        #expect(try await Self.session(server, jar).cookies().map(\.name) == ["fresh"])
+    }
+
+    @Test("a stored line libcurl folds into another cookie on reading is not taken for a removal by the next write")
+    func foldedLinesStay() async throws {
+        let server = try await TestServer.shared()
+        let jar = KeychainCookieJar(name: "j", store: .inMemory())
+        // libcurl takes /p and /p/ for one path: the second line replaces the first in its jar.
+        let lines = ["api.test\tFALSE\t/p\tFALSE\t0\tx\t1", "api.test\tFALSE\t/p/\tFALSE\t0\tx\t2"]
+        try jar.keychain.set(Data((["# Netscape HTTP Cookie File"] + lines).joined(separator: "\n").utf8), forKey: jar.key)
+        let session = Self.session(server, jar)
+        #expect(try await session.cookies().count == 1)
+        _ = try await session.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
+        let stored = String(decoding: try #require(try jar.keychain.data(forKey: jar.key)), as: UTF8.self)
+        #expect(lines.allSatisfy(stored.contains), "\(stored)")
     }
 }

@@ -11,16 +11,20 @@ import Foundation
 /// the item holds `theirs`, which another writer may have changed since. The result is
 /// `theirs` with this writer's changes applied, the later change of a cookie winning as it
 /// would in one jar (a writer stores its changes right after the response that made them):
-/// - a cookie set or changed here (its line differs from `base`) replaces the stored one of
+/// - a cookie whose line here differs from `base` (set, or changed) replaces the stored one of
 ///   the same identity (name, domain, path and subdomain flag, as libcurl replaces cookies);
 /// - a cookie a server removed here (in `base` and still live there, not in `ours`: a
 ///   `Max-Age=0` or a past `Expires`) is removed from the store, whatever line it has there;
 /// - a cookie that merely expired here is no removal: another writer's fresher one stays;
-/// - every other stored cookie stays as it is, and expired lines are left out.
+/// - every other stored cookie stays as it is (one set again here with the line `base` has,
+///   after another writer removed it, is no change and stays removed), and expired lines are
+///   left out.
 enum CookieJarMerge {
     /// A jar's live cookies by identity, in the order listed.
-    struct Jar: Equatable {
-        private(set) var lines: [String] = []
+    struct Jar {
+        /// Each cookie's identity and line; nil where one was removed (so that a removal
+        /// moves nothing: merging stays linear in the jars' sizes).
+        private var slots: [(identity: String, line: String)?] = []
         private var indexByIdentity: [String: Int] = [:]
 
         /// The live cookies among `lines` (lines that are no cookie are skipped).
@@ -33,30 +37,24 @@ enum CookieJarMerge {
 
         init() {}
 
-        /// The line of the cookie with this identity; nil removes it.
-        subscript(identity: String) -> String? {
-            get { indexByIdentity[identity].map { lines[$0] } }
-            set {
-                if let index = indexByIdentity[identity] {
-                    if let newValue {
-                        lines[index] = newValue
-                    } else {
-                        lines.remove(at: index)
-                        indexByIdentity[identity] = nil
-                        for (key, position) in indexByIdentity where position > index {
-                            indexByIdentity[key] = position - 1
-                        }
-                    }
-                } else if let newValue {
-                    indexByIdentity[identity] = lines.count
-                    lines.append(newValue)
-                }
-            }
-        }
+        /// The lines, in order.
+        var lines: [String] { slots.compactMap { $0?.line } }
 
         /// Every cookie's identity and line, in order.
-        var entries: [(identity: String, line: String)] {
-            indexByIdentity.sorted { $0.value < $1.value }.map { ($0.key, lines[$0.value]) }
+        var entries: [(identity: String, line: String)] { slots.compactMap { $0 } }
+
+        /// The line of the cookie with this identity; nil removes it.
+        subscript(identity: String) -> String? {
+            get { indexByIdentity[identity].flatMap { slots[$0]?.line } }
+            set {
+                if let index = indexByIdentity[identity] {
+                    slots[index] = newValue.map { (identity, $0) }
+                    if newValue == nil { indexByIdentity[identity] = nil }
+                } else if let newValue {
+                    indexByIdentity[identity] = slots.count
+                    slots.append((identity, newValue))
+                }
+            }
         }
     }
 

@@ -41,8 +41,11 @@ final class PersistentCookieJar: Sendable {
         var lastWrite: Task<WattleError?, Never>?
         /// The jar as this session last read or stored it: a write stores the changes from it.
         var base = CookieJarMerge.Jar()
-        /// `removeAll` has run and the next write replaces the stored jar instead of merging.
-        var replacePending = false
+        /// How many times `removeAll` has emptied the engine's jar (counted on the engine
+        /// thread, with its `ALL`), and how many of those a write has stored by replacing the
+        /// stored jar instead of merging into it: while they differ, writes replace.
+        var emptied = 0
+        var emptiedStored = 0
     }
 
     /// The first line of the stored form, as in curl's cookie files.
@@ -82,7 +85,11 @@ final class PersistentCookieJar: Sendable {
             // thread too, after this if it counted its clear after this check.
             if self.state.withLock({ $0.clears }) != clearsAtStart { return true }
             guard handle.addCookieLines(lines) else { return false }
-            let base = CookieJarMerge.Jar(lines, now: Date())
+            // What libcurl kept, not what was stored: it drops some lines and folds others
+            // into one cookie by its own rules, and a stored line missing from the jar would
+            // read as a server's removal at the next write.
+            guard let kept = handle.cookieLines() else { return false }
+            let base = CookieJarMerge.Jar(kept, now: Date())
             self.state.withLock { $0.base = base }
             return true
         }
@@ -142,29 +149,32 @@ final class PersistentCookieJar: Sendable {
     /// place after `removeAll`), unless a write since `ticket` was asked for has stored it
     /// already.
     private func write(for ticket: Int) async -> WattleError? {
-        guard
-            let (covering, base, replacing, clears) = state.withLock({
-                state -> (Int, CookieJarMerge.Jar, Bool, Int)? in
-                state.saved >= ticket ? nil : (state.changes, state.base, state.replacePending, state.clears)
-            })
-        else { return nil }
+        guard let (covering, base) = state.withLock({ $0.saved >= ticket ? nil : ($0.changes, $0.base) }) else {
+            return nil
+        }
+        // Listed with the count of `removeAll`s on the engine thread, where their `ALL` runs:
+        // a list taken after an `ALL` replaces the stored jar, one taken before merges.
         // Nil once the engine has stopped: nothing is written then (an empty jar would erase
         // the stored one).
-        guard let listed = await engine.withHandle({ $0?.cookieLines() }) else {
+        let listing = await engine.withHandle { handle -> ([String], emptied: Int)? in
+            guard let lines = handle?.cookieLines() else { return nil }
+            return (lines, self.state.withLock { $0.emptied })
+        }
+        guard let (listed, emptied) = listing else {
             return .cookieJar(reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
         }
         let now = Date()
         let ours = CookieJarMerge.Jar(listed, now: now)
+        let replacing = state.withLock { $0.emptiedStored < emptied }
         do {
-            try item.keychain.updateValue(forKey: item.key) { stored -> Data? in
-                let jar =
-                    replacing
-                    ? ours
-                    : CookieJarMerge.merge(
-                        ours: ours, base: base, theirs: CookieJarMerge.Jar(try Self.lines(in: stored, item: item), now: now),
-                        now: now)
-                guard !jar.lines.isEmpty else { return nil }
-                return Data((([Self.header] + jar.lines).joined(separator: "\n") + "\n").utf8)
+            if replacing {
+                // Without reading the stored jar, so that a damaged item can still be emptied.
+                try Self.store(ours, in: item)
+            } else {
+                try item.keychain.updateValue(forKey: item.key) { stored -> Data? in
+                    let theirs = CookieJarMerge.Jar(try Self.lines(in: stored, item: item), now: now)
+                    return Self.text(of: CookieJarMerge.merge(ours: ours, base: base, theirs: theirs, now: now))
+                }
             }
         } catch let error as WattleError {
             return error
@@ -174,10 +184,24 @@ final class PersistentCookieJar: Sendable {
         state.withLock { state in
             state.saved = max(state.saved, covering)
             state.base = ours
-            // A `removeAll` since this write began asks for its own replacing write.
-            if replacing && state.clears == clears { state.replacePending = false }
+            state.emptiedStored = max(state.emptiedStored, emptied)
         }
         return nil
+    }
+
+    /// The stored form of a jar; nil for an empty one (the item is removed).
+    private static func text(of jar: CookieJarMerge.Jar) -> Data? {
+        let lines = jar.lines
+        return lines.isEmpty ? nil : Data((([header] + lines).joined(separator: "\n") + "\n").utf8)
+    }
+
+    /// Stores `jar` in place of whatever the item holds, without reading it.
+    private static func store(_ jar: CookieJarMerge.Jar, in item: KeychainCookieJar) throws {
+        if let data = text(of: jar) {
+            try item.keychain.set(data, forKey: item.key)
+        } else {
+            try item.keychain.removeValue(forKey: item.key)
+        }
     }
 
     /// Empties the jar and the stored item (cookies another session stored included). A read
@@ -188,9 +212,11 @@ final class PersistentCookieJar: Sendable {
         state.withLock { state in
             state.clears += 1
             state.loaded = true
-            state.replacePending = true
         }
-        await engine.withHandle { $0?.removeAllCookies() }
+        await engine.withHandle { handle in
+            handle?.removeAllCookies()
+            self.state.withLock { $0.emptied += 1 }
+        }
         try await save()
     }
 }
