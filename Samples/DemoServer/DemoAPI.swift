@@ -87,7 +87,8 @@ public final class DemoAPI: Sendable {
         switch (request.method, Array(parts)) {
         case ("POST", ["login"]), ("POST", ["refresh"]):
             if state.withLock({ $0.settings.formBodiesOnly }), !Self.isForm(request) {
-                return TestRoutes.json(415, ["error": "invalid_request", "message": "the body must be application/x-www-form-urlencoded"])
+                return TestRoutes.json(
+                    415, ["error": "invalid_request", "message": "the body must be application/x-www-form-urlencoded"])
             }
             return parts.last == "login" ? login(request) : refresh(request)
         default:
@@ -96,7 +97,9 @@ public final class DemoAPI: Sendable {
         guard let user = authenticatedUser(request) else {
             return .respond(
                 status: 401,
-                headers: [("Content-Type", "application/json"), ("WWW-Authenticate", #"Bearer error="invalid_token""#)],
+                headers: [
+                    ("Content-Type", "application/json"), ("WWW-Authenticate", #"Bearer error="invalid_token""#),
+                ],
                 body: Array(#"{"error":"invalid_token","message":"missing, unknown or expired access token"}"#.utf8))
         }
         switch (request.method, Array(parts)) {
@@ -118,9 +121,11 @@ public final class DemoAPI: Sendable {
             let milliseconds = Int(request.queryValue("ms") ?? "1000") ?? 1000
             return .delayed(milliseconds: milliseconds, TestRoutes.json(200, ["slow": true, "ms": milliseconds]))
         case ("GET", let path) where path.count == 2 && path[0] == "download":
-            return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(path[1]) ?? 0)
+            return .stream(
+                status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(path[1]) ?? 0)
         default:
-            return TestRoutes.json(404, ["error": "not_found", "message": "no route for \(request.method) \(request.path)"])
+            return TestRoutes.json(
+                404, ["error": "not_found", "message": "no route for \(request.method) \(request.path)"])
         }
     }
 
@@ -167,7 +172,9 @@ public final class DemoAPI: Sendable {
                 return (TestRoutes.json(503, ["error": "unavailable", "message": "try again later"]), delay)
             }
             guard !state.settings.rejectRefresh, let user = state.refreshTokens.removeValue(forKey: refreshToken) else {
-                return (TestRoutes.json(401, ["error": "invalid_grant", "message": "the refresh token is not valid"]), delay)
+                return (
+                    TestRoutes.json(401, ["error": "invalid_grant", "message": "the refresh token is not valid"]), delay
+                )
             }
             let pair = issue(for: user, in: &state)
             return (tokenResponse(pair, lifetime: state.settings.accessTokenLifetime), delay)

@@ -70,20 +70,24 @@ public final class DemoServer: Sendable {
     /// (mutual TLS).
     public static func start(
         host: String = "127.0.0.1", port: Int = 0, tls: TLSIdentity? = nil, http2: Bool = false,
-        maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil, clientCertificateAuthority: String? = nil
+        maximumRequestsPerConnection: Int? = nil, closeUnansweredAfter: Int? = nil,
+        clientCertificateAuthority: String? = nil
     ) async throws -> DemoServer {
         let stats = ServerStats()
         let api = DemoAPI()
         let sslContext = try tls.map { identity in
             var configuration = TLSConfiguration.makeServerConfiguration(
-                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map { .certificate($0) },
+                certificateChain: try NIOSSLCertificate.fromPEMBytes(Array(identity.certificatePEM.utf8)).map {
+                    .certificate($0)
+                },
                 privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(identity.privateKeyPEM.utf8), format: .pem)))
             configuration.applicationProtocols = http2 ? ["h2", "http/1.1"] : ["http/1.1"]
             if let clientCertificateAuthority {
                 // Required, and checked against that authority alone (a server has no host name
                 // to check a client's certificate against).
                 configuration.certificateVerification = .noHostnameVerification
-                configuration.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(clientCertificateAuthority.utf8)))
+                configuration.trustRoots = .certificates(
+                    try NIOSSLCertificate.fromPEMBytes(Array(clientCertificateAuthority.utf8)))
             }
             return try NIOSSLContext(configuration: configuration)
         }
@@ -97,7 +101,8 @@ public final class DemoServer: Sendable {
                 stats.recordConnection()
                 let http1: NIOChannelInitializer = {
                     serveHTTP1(
-                        on: $0, stats: stats, limit: maximumRequestsPerConnection, closeUnansweredAfter: closeUnansweredAfter,
+                        on: $0, stats: stats, limit: maximumRequestsPerConnection,
+                        closeUnansweredAfter: closeUnansweredAfter,
                         routes: routes)
                 }
                 let h2: NIOChannelInitializer = {
@@ -134,7 +139,8 @@ public final class DemoServer: Sendable {
     /// HTTP/1 parts the routes handle. A 1 MiB flow-control window, so that one stream's
     /// download is not throttled by acknowledgements.
     private static func serveHTTP2(
-        on channel: any Channel, stats: ServerStats, limit: Int?, routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
+        on channel: any Channel, stats: ServerStats, limit: Int?,
+        routes: @escaping @Sendable (RouteRequest) -> RouteOutcome
     ) -> EventLoopFuture<Void> {
         channel.configureHTTP2Pipeline(mode: .server, targetWindowSize: 1 << 20) { stream in
             stream.eventLoop.makeCompletedFuture {
@@ -143,7 +149,8 @@ public final class DemoServer: Sendable {
             }
         }.flatMapThrowing { multiplexer in
             if let limit {
-                try channel.pipeline.syncOperations.addHandler(HTTP2StreamLimitHandler(limit: limit), position: .before(multiplexer))
+                try channel.pipeline.syncOperations.addHandler(
+                    HTTP2StreamLimitHandler(limit: limit), position: .before(multiplexer))
             }
         }
     }

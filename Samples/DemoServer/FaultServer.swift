@@ -79,7 +79,9 @@ final class FaultHandler: ChannelInboundHandler {
     private func headEnd() -> Int? {
         guard received.count >= 4 else { return nil }
         for index in 0...(received.count - 4)
-        where received[index] == 13 && received[index + 1] == 10 && received[index + 2] == 13 && received[index + 3] == 10 {
+        where received[index] == 13 && received[index + 1] == 10 && received[index + 2] == 13
+            && received[index + 3] == 10
+        {
             return index
         }
         return nil
@@ -117,7 +119,8 @@ final class FaultHandler: ChannelInboundHandler {
         case "/reset-before-headers":
             reset(context)
         case "/reset-mid-headers":
-            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Type: text/pl", context: context), context: context, reset: true)
+            closeAfter(
+                write("HTTP/1.1 200 OK\r\nContent-Type: text/pl", context: context), context: context, reset: true)
         case "/reset-mid-body":
             let text = "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100)
             closeAfter(write(text, context: context), context: context, reset: true)
@@ -125,7 +128,8 @@ final class FaultHandler: ChannelInboundHandler {
             let text = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n20\r\nabc"
             closeAfter(write(text, context: context), context: context)
         case "/short-body":
-            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context), context: context)
+            closeAfter(
+                write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context), context: context)
         case "/never":
             break
         case "/trickle":
@@ -139,7 +143,9 @@ final class FaultHandler: ChannelInboundHandler {
                 _ = handler.write("x", context: context)
             }
         case "/huge-header":
-            let text = "HTTP/1.1 200 OK\r\nX-Huge: " + String(repeating: "h", count: 1_048_576) + "\r\nContent-Length: 2\r\n\r\nok"
+            let text =
+                "HTTP/1.1 200 OK\r\nX-Huge: " + String(repeating: "h", count: 1_048_576)
+                + "\r\nContent-Length: 2\r\n\r\nok"
             closeAfter(write(text, context: context), context: context)
         case "/many-headers":
             var text = "HTTP/1.1 200 OK\r\n"
@@ -147,11 +153,15 @@ final class FaultHandler: ChannelInboundHandler {
             text += "Content-Length: 2\r\n\r\nok"
             closeAfter(write(text, context: context), context: context)
         case "/invalid-utf8":
-            var bytes = Array("HTTP/1.1 200 OK\r\nX-Bad: ".utf8) + [0xFF, 0xFE, 0xC3] + Array("\r\nContent-Length: 4\r\n\r\n".utf8)
+            var bytes =
+                Array("HTTP/1.1 200 OK\r\nX-Bad: ".utf8) + [0xFF, 0xFE, 0xC3]
+                + Array("\r\nContent-Length: 4\r\n\r\n".utf8)
             bytes += [0xFF, 0xC0, 0x80, 0x41]
             closeAfter(write(bytes, context: context), context: context)
         case "/huge-length-404":
-            closeAfter(write("HTTP/1.1 404 Not Found\r\nContent-Length: 9000000000000000000\r\n\r\nx", context: context), context: context)
+            closeAfter(
+                write("HTTP/1.1 404 Not Found\r\nContent-Length: 9000000000000000000\r\n\r\nx", context: context),
+                context: context)
         case "/big-error-500":
             let body = [UInt8](repeating: UInt8(ascii: "e"), count: 3_000_000)
             var bytes: [UInt8]
@@ -171,13 +181,18 @@ final class FaultHandler: ChannelInboundHandler {
             // `?json`: valid JSON whose string holds a raw C1 CSI (JSON allows it unescaped).
             let json = query.contains("json")
             let body = json ? "{\"title\":\"\u{9B}31mred\"}" : "title: \(sequence)\n"
-            let text = "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: \(json ? "application/json" : "text/plain")\r\n"
+            let text =
+                "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: \(json ? "application/json" : "text/plain")\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
             closeAfter(write(text, context: context), context: context)
         case "/large-head":
-            _ = write("HTTP/1.1 200 OK\r\nContent-Length: 200000000\r\nContent-Type: application/octet-stream\r\n\r\n", context: context)
+            _ = write(
+                "HTTP/1.1 200 OK\r\nContent-Length: 200000000\r\nContent-Type: application/octet-stream\r\n\r\n",
+                context: context)
         default:
-            closeAfter(write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", context: context), context: context)
+            closeAfter(
+                write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", context: context),
+                context: context)
         }
     }
 

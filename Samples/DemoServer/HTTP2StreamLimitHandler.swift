@@ -44,7 +44,8 @@ final class HTTP2StreamLimitHandler: ChannelInboundHandler {
             if opened >= limit {
                 lastServed = frame.streamID
                 let goAway = HTTP2Frame(
-                    streamID: .rootStream, payload: .goAway(lastStreamID: frame.streamID, errorCode: .noError, opaqueData: nil))
+                    streamID: .rootStream,
+                    payload: .goAway(lastStreamID: frame.streamID, errorCode: .noError, opaqueData: nil))
                 context.writeAndFlush(wrapOutboundOut(goAway), promise: nil)
             }
         }

@@ -45,7 +45,9 @@ struct RouteRequest: Sendable {
     static func formItems(_ text: String) -> [(String, String)] {
         text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text) }
+            let decode = { (text: Substring) in
+                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
+            }
             return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
         }
     }
@@ -89,7 +91,9 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             self.head = head
             body.removeAll(keepingCapacity: true)
         case .body(var buffer):
-            if body.count + buffer.readableBytes <= Self.maximumBody, let bytes = buffer.readBytes(length: buffer.readableBytes) {
+            if body.count + buffer.readableBytes <= Self.maximumBody,
+                let bytes = buffer.readBytes(length: buffer.readableBytes)
+            {
                 body.append(contentsOf: bytes)
             }
         case .end:
@@ -121,15 +125,22 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         }
     }
 
-    private func perform(_ outcome: RouteOutcome, context: ChannelHandlerContext, keepAlive: Bool, version: HTTPVersion) {
+    private func perform(_ outcome: RouteOutcome, context: ChannelHandlerContext, keepAlive: Bool, version: HTTPVersion)
+    {
         switch outcome {
         case .respond(let status, let headers, let body):
             var fields = HTTPHeaders(headers)
-            if !fields.contains(name: "Content-Length") { fields.replaceOrAdd(name: "Content-Length", value: "\(body.count)") }
+            if !fields.contains(name: "Content-Length") {
+                fields.replaceOrAdd(name: "Content-Length", value: "\(body.count)")
+            }
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))),
+                promise: nil)
             if !body.isEmpty {
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))), promise: nil)
             }
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !keepAlive {
@@ -140,7 +151,10 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             fields.replaceOrAdd(name: "Content-Length", value: "\(totalBytes)")
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
             closeAfterStream = !keepAlive
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))),
+                promise: nil)
             streamPattern(context: context, remaining: totalBytes)
         case .truncated(let declared, let sent):
             writePartial(context: context, version: version, declared: declared, sent: sent)
@@ -150,8 +164,12 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         case .cut(let status, let headers, let body, let declared, let stall):
             var fields = HTTPHeaders(headers)
             fields.replaceOrAdd(name: "Content-Length", value: "\(declared)")
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))), promise: nil)
-            let done = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))))
+            context.write(
+                wrapOutboundOut(
+                    .head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))),
+                promise: nil)
+            let done = context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))))
             if !stall { Self.close(context, after: done) }
         case .delayed(let milliseconds, let next):
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -167,7 +185,9 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             if !keepAlive { fields.replaceOrAdd(name: "Connection", value: "close") }
             context.writeAndFlush(
                 wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
-            guard delay > 0 else { return sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive) }
+            guard delay > 0 else {
+                return sendEvent(0, of: count, every: interval, context: context, keepAlive: keepAlive)
+            }
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(delay))) {
                 let (handler, context) = loopBound.value
@@ -177,7 +197,9 @@ final class HTTPRouteHandler: ChannelInboundHandler {
     }
 
     /// Writes event `index`, then schedules the next, then ends the body after the last.
-    private func sendEvent(_ index: Int, of count: Int, every interval: Int, context: ChannelHandlerContext, keepAlive: Bool) {
+    private func sendEvent(
+        _ index: Int, of count: Int, every interval: Int, context: ChannelHandlerContext, keepAlive: Bool
+    ) {
         guard context.channel.isActive else { return }
         guard index < count else {
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
@@ -185,7 +207,8 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             return
         }
         let event = Array("id: \(index)\ndata: {\"n\":\(index)}\n\n".utf8)
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: event)))), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: event)))), promise: nil)
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(Int64(interval))) {
             let (handler, context) = loopBound.value
@@ -197,9 +220,11 @@ final class HTTPRouteHandler: ChannelInboundHandler {
         -> EventLoopFuture<Void>
     {
         let fields = HTTPHeaders([("Content-Length", "\(declared)"), ("Content-Type", "application/octet-stream")])
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: fields))), promise: nil)
         let bytes = Array(Pattern.chunk.prefix(sent))
-        return context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))))
+        return context.writeAndFlush(
+            wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: bytes)))))
     }
 
     /// Bytes of the pattern still to stream; streaming pauses while the channel is not writable.

@@ -17,7 +17,9 @@ public final class ServerStats: Sendable {
     public var totalRequests: Int { counts.withLockedValue { $0.values.reduce(0, +) } }
 
     /// How many requests arrived for paths starting with `prefix`.
-    public func hits(prefix: String) -> Int { counts.withLockedValue { $0.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +) } }
+    public func hits(prefix: String) -> Int {
+        counts.withLockedValue { $0.filter { $0.key.hasPrefix(prefix) }.values.reduce(0, +) }
+    }
 
     /// How many TCP connections were accepted.
     public var connectionCount: Int { connections.load(ordering: .relaxed) }

@@ -1,5 +1,5 @@
-public import Foundation
 import Crypto
+public import Foundation
 import SwiftASN1
 import X509
 
@@ -63,7 +63,8 @@ public struct TLSIdentity: Sendable {
             notValidBefore: Date(timeIntervalSinceNow: -3600), notValidAfter: Date(timeIntervalSinceNow: 86_400),
             issuer: subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
             issuerPrivateKey: .init(key))
-        return TLSIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+        return TLSIdentity(
+            certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
     }
 
     /// A client certificate (extended key usage clientAuth) for `commonName`, issued by this
@@ -86,7 +87,8 @@ public struct TLSIdentity: Sendable {
             notValidBefore: Date(timeIntervalSinceNow: -3600), notValidAfter: Date(timeIntervalSinceNow: 86_400),
             issuer: issuer.subject, subject: subject, signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions,
             issuerPrivateKey: .init(issuerKey))
-        return TLSIdentity(certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
+        return TLSIdentity(
+            certificatePEM: try certificate.serializeAsPEM().pemString, privateKeyPEM: key.pemRepresentation)
     }
 
     private static func ipBytes(_ address: String) throws -> [UInt8] {

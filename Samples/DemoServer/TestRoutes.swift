@@ -39,7 +39,9 @@ enum TestRoutes {
         case ("redirect", 2):
             let code = Int(parts[1]) ?? 302
             let target = request.queryValue("to") ?? "/echo"
-            return .respond(status: code, headers: [("Location", target), ("Content-Type", "text/plain")], body: Array("redirecting".utf8))
+            return .respond(
+                status: code, headers: [("Location", target), ("Content-Type", "text/plain")],
+                body: Array("redirecting".utf8))
         case ("redirect-loop", _):
             return .respond(status: 302, headers: [("Location", "/redirect-loop")], body: [])
         case ("redirect-chain", 2):
@@ -51,7 +53,8 @@ enum TestRoutes {
         case ("stall", _):
             return .stall(declaredLength: 1000, sentBytes: 10)
         case ("bytes", 2):
-            return .stream(status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(parts[1]) ?? 0)
+            return .stream(
+                status: 200, headers: [("Content-Type", "application/octet-stream")], totalBytes: Int(parts[1]) ?? 0)
         case ("events", _):
             let count = Int(request.queryValue("count") ?? "3") ?? 3
             let interval = Int(request.queryValue("interval") ?? "10") ?? 10
@@ -70,7 +73,8 @@ enum TestRoutes {
                 status: 200, headers: [("Content-Type", "application/json"), ("Content-Encoding", "gzip")],
                 body: Gzip.stored(body))
         case ("response-headers", _):
-            return .respond(status: 200, headers: request.queryItems + [("Content-Type", "text/plain")], body: Array("ok".utf8))
+            return .respond(
+                status: 200, headers: request.queryItems + [("Content-Type", "text/plain")], body: Array("ok".utf8))
         case ("flaky", 2):
             // The first `failures` requests to this path fail with `status` and `Retry-After`.
             let failures = Int(request.queryValue("failures") ?? "1") ?? 1
@@ -80,18 +84,26 @@ enum TestRoutes {
                 if let retryAfter = request.queryValue("retry_after") { headers.append(("Retry-After", retryAfter)) }
                 return .respond(status: status, headers: headers, body: Array(#"{"error":"try again"}"#.utf8))
             }
-            return json(200, ["attempt": request.hitCount, "bodyLength": request.body.count, "sha256": sha256(request.body)])
+            return json(
+                200, ["attempt": request.hitCount, "bodyLength": request.body.count, "sha256": sha256(request.body)])
         case ("digest", _):
             let type = request.headers.first { $0.0.lowercased() == "content-type" }?.1 ?? ""
-            return json(200, ["method": request.method, "length": request.body.count, "sha256": sha256(request.body), "contentType": type])
+            return json(
+                200,
+                [
+                    "method": request.method, "length": request.body.count, "sha256": sha256(request.body),
+                    "contentType": type,
+                ])
         case ("etag", 2):
             let tag = "\"\(parts[1])\""
             let asked = request.headers.first { $0.0.lowercased() == "if-none-match" }?.1
-            if asked?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true {
+            if asked?.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == tag }) == true
+            {
                 return .respond(status: 304, headers: [("ETag", tag)], body: [])
             }
             return .respond(
-                status: 200, headers: [("ETag", tag), ("Content-Type", "text/plain")], body: Array("version \(parts[1])".utf8))
+                status: 200, headers: [("ETag", tag), ("Content-Type", "text/plain")],
+                body: Array("version \(parts[1])".utf8))
         case ("basic-auth", 3):
             return basicAuth(request, user: parts[1], password: parts[2])
         case ("cookies", 2) where parts[1] == "set":
@@ -102,7 +114,9 @@ enum TestRoutes {
         case ("user", _):
             return json(200, ["id": 42, "name": "Ada Lovelace", "email": "ada@example.test", "admin": true])
         case ("text", _):
-            return .respond(status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Array("plain text, not JSON".utf8))
+            return .respond(
+                status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")],
+                body: Array("plain text, not JSON".utf8))
         default:
             return json(404, ["error": "no route for \(request.path)"])
         }
@@ -120,7 +134,9 @@ enum TestRoutes {
         {
             return json(200, ["authenticated": true, "user": user])
         }
-        return json(401, ["authenticated": false], headers: [("WWW-Authenticate", #"Basic realm="wattle-test", charset="UTF-8""#)])
+        return json(
+            401, ["authenticated": false],
+            headers: [("WWW-Authenticate", #"Basic realm="wattle-test", charset="UTF-8""#)])
     }
 
     static func echo(_ request: RouteRequest) -> [String: any Sendable] {
@@ -143,7 +159,8 @@ enum TestRoutes {
         }.joined()
     }
 
-    static func json(_ status: Int, _ object: [String: any Sendable], headers: [(String, String)] = []) -> RouteOutcome {
+    static func json(_ status: Int, _ object: [String: any Sendable], headers: [(String, String)] = []) -> RouteOutcome
+    {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return .respond(status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(data))
     }

@@ -1,10 +1,11 @@
+public import Wattle
+public import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import Wattle
-public import WattleKeychain
 
 /// A typed client for the demo API, as a library user would write one on Wattle: Codable
 /// models, one method per endpoint, tokens kept in a keychain and refreshed by Wattle.
@@ -29,12 +30,14 @@ public final class DemoClient: Sendable {
     ) {
         let tokens = KeychainTokenStore(origin: baseURL, profile: profile, store: keychain)
         self.tokens = tokens
-        session = Session(configuration: Configuration {
-            $0.baseURL = baseURL
-            $0.defaultHeaders["Accept"] = "application/json"
-            $0.authenticator = Authenticator(store: tokens, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
-            configure(&$0)
-        })
+        session = Session(
+            configuration: Configuration {
+                $0.baseURL = baseURL
+                $0.defaultHeaders["Accept"] = "application/json"
+                $0.authenticator = Authenticator(
+                    store: tokens, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+                configure(&$0)
+            })
     }
 
     /// Logs in and keeps the token.

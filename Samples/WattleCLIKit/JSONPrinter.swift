@@ -1,9 +1,10 @@
+import Wattle
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-import Wattle
 
 /// Re-indents JSON text (keeping the server's key order) and colours it for a terminal.
 public enum JSONPrinter {

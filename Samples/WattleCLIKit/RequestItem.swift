@@ -58,10 +58,14 @@ public enum RequestItem: Equatable, Sendable {
             if let separator = separators.first(where: has) {
                 let value = String(characters[(index + separator.count)...])
                 if separator == "@", name.isEmpty {
-                    guard !value.isEmpty else { throw RequestItemError(message: "\"@\" needs a file name (@-: standard input)") }
+                    guard !value.isEmpty else {
+                        throw RequestItemError(message: "\"@\" needs a file name (@-: standard input)")
+                    }
                     return .bodyFile(path: value)
                 }
-                guard !name.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"") }
+                guard !name.isEmpty else {
+                    throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"")
+                }
                 // `name=\@text` is the text `@text`, not a file (httpie's escape).
                 let literal = value.hasPrefix("\\@") ? String(value.dropFirst()) : value
                 switch separator {
@@ -70,7 +74,9 @@ public enum RequestItem: Equatable, Sendable {
                 case "=": return .stringField(name, literal)
                 case ":": return .header(name, value.drop { $0 == " " }.description)
                 default:
-                    guard !value.isEmpty else { throw RequestItemError(message: "the item \"\(text)\" needs a file name after \"\(separator)\"") }
+                    guard !value.isEmpty else {
+                        throw RequestItemError(message: "the item \"\(text)\" needs a file name after \"\(separator)\"")
+                    }
                     switch separator {
                     case ":=@": return .jsonFieldFromFile(name, path: value)
                     case "=@": return .stringFieldFromFile(name, path: value)

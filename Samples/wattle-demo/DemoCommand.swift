@@ -69,9 +69,12 @@ struct DemoCommand: AsyncParsableCommand {
         let destination = folder.appendingPathComponent("download.bin")
         let downloadStart = ContinuousClock.now
         let download = try await client.session.download("api/download/20971520", to: destination)
-        let seconds = Double((ContinuousClock.now - downloadStart).components.attoseconds) / 1e18
+        let seconds =
+            Double((ContinuousClock.now - downloadStart).components.attoseconds) / 1e18
             + Double((ContinuousClock.now - downloadStart).components.seconds)
-        show("\(download.metrics.bytesReceived) bytes in \(Decimals.string(seconds, places: 2)) s (\(Decimals.string(20 / max(seconds, 0.001), places: 0)) MB/s)")
+        show(
+            "\(download.metrics.bytesReceived) bytes in \(Decimals.string(seconds, places: 2)) s (\(Decimals.string(20 / max(seconds, 0.001), places: 0)) MB/s)"
+        )
 
         step("Resuming a download the network dropped (Range, with If-Range naming the file's ETag)")
         let resumable = folder.appendingPathComponent("resumable.bin")
@@ -107,10 +110,14 @@ struct DemoCommand: AsyncParsableCommand {
         print("  HTTPS with a self-signed certificate, allowlisted for 127.0.0.1 only: ok")
         print("  login, token kept sealed in a keychain file: \(plaintext ? "FAILED" : "ok")")
         print("  protected endpoints with the token injected: ok (\(users.count) users, \(emojis.count) emojis)")
-        print("  automatic refresh after expiry: \(refreshes == 1 ? "ok, 1 refresh for 3 requests" : "FAILED (\(refreshes) refreshes)")")
+        print(
+            "  automatic refresh after expiry: \(refreshes == 1 ? "ok, 1 refresh for 3 requests" : "FAILED (\(refreshes) refreshes)")"
+        )
         print("  dropped download resumed where it stopped: \(resumedOK ? "ok" : "FAILED")")
         print("  unlisted self-signed host refused: \(refused ? "ok" : "FAILED")")
-        print("  requests served: \(server.stats.hits(prefix: "/api/")) API calls, done in \(WattleDurations.format(elapsed))")
+        print(
+            "  requests served: \(server.stats.hits(prefix: "/api/")) API calls, done in \(WattleDurations.format(elapsed))"
+        )
         try await server.stop()
         if plaintext || refreshes != 1 || !refused || !resumedOK { throw ExitCode.failure }
     }

@@ -25,7 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
         print("Demo API on \(server.baseURL.absoluteString)  (user demo, password wattle)")
         if !http {
             print("Self-signed certificate pin: \(try PublicKeyPin.pin(forCertificatePEM: identity.certificatePEM))")
-            print("Try: wattle --allow-self-signed 127.0.0.1 POST \(server.url("api/login").absoluteString) username=demo password=wattle")
+            print(
+                "Try: wattle --allow-self-signed 127.0.0.1 POST \(server.url("api/login").absoluteString) username=demo password=wattle"
+            )
         }
         print("Press Ctrl-C to stop.")
         // Flush so scripts reading our stdout see the URL at once.

@@ -1,10 +1,11 @@
 import ArgumentParser
+import Wattle
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
 
 /// `wattle auth login|set-token|set-basic|show|logout`: the token for an API's origin, in the keychain.
 struct AuthCommand: AsyncParsableCommand {
@@ -49,9 +50,11 @@ struct AuthCommand: AsyncParsableCommand {
 
         func run() async throws {
             try await AuthCommand.reporting {
-                let secret = try password
+                let secret =
+                    try password
                     ?? PasswordPrompt.password(
-                        readsStandardInput: true, missing: "no password: pass --password, set WATTLE_PASSWORD or type it")
+                        readsStandardInput: true,
+                        missing: "no password: pass --password, set WATTLE_PASSWORD or type it")
                 let settings = connection.settings
                 let origin = try settings.origin(of: url)
                 let configuration = try settings.configuration(origin: origin)
@@ -70,7 +73,8 @@ struct AuthCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set-token", abstract: "Keep a token you already have for an API's origin.")
 
-        @Argument(help: "The access token, or - to read it from standard input (out of the process list and shell history).")
+        @Argument(
+            help: "The access token, or - to read it from standard input (out of the process list and shell history).")
         var token: String
 
         @Option(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
@@ -115,7 +119,9 @@ struct AuthCommand: AsyncParsableCommand {
                     // Not an option: a password would show in the process list and shell history.
                     let password = try PasswordPrompt.password(
                         readsStandardInput: true, allowsEmpty: true,
-                        missing: "no password: set WATTLE_PASSWORD, type it, or give it as the first line of standard input (an empty line for none)")
+                        missing:
+                            "no password: set WATTLE_PASSWORD, type it, or give it as the first line of standard input (an empty line for none)"
+                    )
                     return try AuthToken.basic(username: username, password: password)
                 }
             }
@@ -138,7 +144,9 @@ struct AuthCommand: AsyncParsableCommand {
 
     /// A token given as `-`: the first line of standard input.
     fileprivate static func readStandardInputToken() throws -> String {
-        guard let read = Swift.readLine(strippingNewline: true) else { throw CLIError.usage("no token on standard input") }
+        guard let read = Swift.readLine(strippingNewline: true) else {
+            throw CLIError.usage("no token on standard input")
+        }
         let line = String(read.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !line.isEmpty else {
             throw CLIError.usage("no token on standard input")

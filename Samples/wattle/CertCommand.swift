@@ -1,11 +1,12 @@
 import ArgumentParser
+import Wattle
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
-import WattleKeychain
 
 /// `wattle cert import|list|remove`: client certificates kept sealed in the CLI's keychain, for
 /// `--cert-name NAME`, so that a private key need not stay in a file.
@@ -47,23 +48,29 @@ struct CertCommand: AsyncParsableCommand {
 
     /// The certificate kept as `name`, for `--cert-name`, from the keychain `store` opens
     /// (called only when the keychain file exists).
-    static func load(_ name: String, settings: ConnectionSettings, store: () throws -> KeychainStore) throws -> ClientCertificate {
+    static func load(_ name: String, settings: ConnectionSettings, store: () throws -> KeychainStore) throws
+        -> ClientCertificate
+    {
         guard !name.isEmpty else { throw CLIError.usage("--cert-name needs a name") }
         let certificate: ClientCertificate?
         do {
-            certificate = settings.keychainFileExists
+            certificate =
+                settings.keychainFileExists
                 ? try ClientCertificate.load(from: Keychain(service: service, store: try store()), forKey: name) : nil
         } catch let error as KeychainError where error == .interactionNotAllowed {
             throw error
         } catch let error as KeychainError {
             throw CLIError.failed(
-                "the client certificate \"\(name)\" cannot be read (\(error)): forget it with wattle cert remove \(name) and import it again")
+                "the client certificate \"\(name)\" cannot be read (\(error)): forget it with wattle cert remove \(name) and import it again"
+            )
         } catch let error as WattleError {
             throw CLIError.failed(
-                "the client certificate \"\(name)\" is not usable (\(error)): forget it with wattle cert remove \(name) and import it again")
+                "the client certificate \"\(name)\" is not usable (\(error)): forget it with wattle cert remove \(name) and import it again"
+            )
         }
         guard let certificate else {
-            throw CLIError.usage("no client certificate named \"\(name)\" is kept: add one with wattle cert import \(name) CERT [KEY]")
+            throw CLIError.usage(
+                "no client certificate named \"\(name)\" is kept: add one with wattle cert import \(name) CERT [KEY]")
         }
         return certificate
     }
@@ -109,8 +116,12 @@ struct CertCommand: AsyncParsableCommand {
                 let pin = try PublicKeyPin.pin(forCertificatePEM: identity.certificatePEM)
                 guard let keychain = try CertCommand.keychain(store.settings, create: true) else { return }
                 try identity.save(in: keychain, forKey: name)
-                print("Kept client certificate \(name) (\(CertCommand.describe(identity)), key \(pin)) sealed in the keychain.")
-                print("Use it with --cert-name \(name): requests no longer read \(key ?? certificate), but keep that file until one has succeeded.")
+                print(
+                    "Kept client certificate \(name) (\(CertCommand.describe(identity)), key \(pin)) sealed in the keychain."
+                )
+                print(
+                    "Use it with --cert-name \(name): requests no longer read \(key ?? certificate), but keep that file until one has succeeded."
+                )
             }
         }
     }
@@ -147,7 +158,8 @@ struct CertCommand: AsyncParsableCommand {
     }
 
     struct Remove: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "remove", abstract: "Forget a kept client certificate.")
+        static let configuration = CommandConfiguration(
+            commandName: "remove", abstract: "Forget a kept client certificate.")
 
         @Argument(help: "The certificate's name.")
         var name: String

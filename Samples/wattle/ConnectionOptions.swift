@@ -13,21 +13,31 @@ struct ConnectionOptions: ParsableArguments {
         help: "Give up on a transfer that receives and sends nothing for this many seconds (default 30; 0 for never).")
     var stallTimeout: Double?
 
-    @Option(name: .customLong("allow-self-signed"), help: "Accept a self-signed certificate for this exact host (repeatable).")
+    @Option(
+        name: .customLong("allow-self-signed"),
+        help: "Accept a self-signed certificate for this exact host (repeatable).")
     var allowSelfSigned: [String] = []
 
     @Option(help: "Pin a host's public key: HOST=sha256//BASE64 (repeatable).")
     var pin: [String] = []
 
     @Option(
-        help: "Send through this proxy (http, https, socks5h://[user:password@]host:port), ignoring http_proxy and no_proxy; \"\" for none."
+        help:
+            "Send through this proxy (http, https, socks5h://[user:password@]host:port), ignoring http_proxy and no_proxy; \"\" for none."
     )
     var proxy: String?
 
-    @Option(help: "A client certificate (PEM) to present to the URL's origin when it asks (mutual TLS); may hold the key too.")
+    @Option(
+        help:
+            "A client certificate (PEM) to present to the URL's origin when it asks (mutual TLS); may hold the key too."
+    )
     var cert: String?
 
-    @Option(name: .customLong("cert-key"), help: "The client certificate's private key (PEM), when --cert does not hold it; an encrypted one's passphrase is WATTLE_CERT_PASSWORD, else asked.")
+    @Option(
+        name: .customLong("cert-key"),
+        help:
+            "The client certificate's private key (PEM), when --cert does not hold it; an encrypted one's passphrase is WATTLE_CERT_PASSWORD, else asked."
+    )
     var certKey: String?
 
     @Option(
@@ -35,7 +45,9 @@ struct ConnectionOptions: ParsableArguments {
         help: "A client certificate kept in the keychain (wattle cert import NAME ...) to present instead of --cert.")
     var certName: String?
 
-    @Option(help: "The keychain file holding tokens, cookies and client certificates (a key file PATH.key sits next to it).")
+    @Option(
+        help: "The keychain file holding tokens, cookies and client certificates (a key file PATH.key sits next to it)."
+    )
     var keychain: String?
 
     @Option(help: "The token profile within the keychain.")
@@ -47,7 +59,8 @@ struct ConnectionOptions: ParsableArguments {
     /// The options as plain values, which the commands work from.
     var settings: ConnectionSettings {
         ConnectionSettings(
-            baseURL: baseURL, timeout: timeout, stallTimeout: stallTimeout, allowSelfSigned: allowSelfSigned, pin: pin, proxy: proxy,
+            baseURL: baseURL, timeout: timeout, stallTimeout: stallTimeout, allowSelfSigned: allowSelfSigned, pin: pin,
+            proxy: proxy,
             keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey,
             certName: certName)
     }

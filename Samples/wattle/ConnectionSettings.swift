@@ -1,3 +1,6 @@
+import Wattle
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,8 +11,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Wattle
-import WattleKeychain
 
 /// The connection options of a command as plain values: what `ConnectionOptions` parses, and what
 /// a plain `wattle [METHOD] URL [ITEM ...]` gets without parsing (every option at its default).
@@ -75,7 +76,8 @@ struct ConnectionSettings: Equatable, Sendable {
         configuration.redirects = .none
         configuration.trust.selfSignedHosts = allowSelfSigned
         for entry in pin {
-            guard let equals = entry.firstIndex(of: "="), entry[entry.index(after: equals)...].hasPrefix("sha256//") else {
+            guard let equals = entry.firstIndex(of: "="), entry[entry.index(after: equals)...].hasPrefix("sha256//")
+            else {
                 throw CLIError.usage("--pin takes HOST=sha256//BASE64, not \"\(entry)\"")
             }
             configuration.trust.pin(String(entry[..<equals]), to: [String(entry[entry.index(after: equals)...])])
@@ -92,7 +94,9 @@ struct ConnectionSettings: Equatable, Sendable {
         if cert != nil || certName != nil {
             // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
             let flag = cert != nil ? "--cert" : "--cert-name"
-            guard let origin, let host = origin.host else { throw CLIError.usage("\(flag) needs a URL or --base-url to present it to") }
+            guard let origin, let host = origin.host else {
+                throw CLIError.usage("\(flag) needs a URL or --base-url to present it to")
+            }
             let certificate: ClientCertificate
             if let cert {
                 // (Standard input may be the request's body: never read for a passphrase here.)
@@ -102,7 +106,8 @@ struct ConnectionSettings: Equatable, Sendable {
                 certificate = try CertCommand.load(certName ?? "", settings: self, store: store)
             }
             let name = host.contains(":") ? "[\(host)]" : host
-            configuration.trust.present(certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
+            configuration.trust.present(
+                certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
         } else if certKey != nil {
             throw CLIError.usage("--cert-key goes with --cert")
         }
@@ -122,7 +127,8 @@ struct ConnectionSettings: Equatable, Sendable {
         if let origin, createKeychain || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
             let refresh = refreshPath ?? Environment["WATTLE_REFRESH_PATH"]
-            configuration.authenticator = Authenticator(store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
+            configuration.authenticator = Authenticator(
+                store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
         }
         if configuration.baseURL == nil { configuration.baseURL = origin }
         return configuration

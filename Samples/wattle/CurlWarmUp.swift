@@ -1,4 +1,5 @@
 import CCurl
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -27,10 +28,12 @@ struct CurlWarmUp: ~Copyable {
     static func start() -> CurlWarmUp? {
         guard wattle_curl_global_init_is_threadsafe() != 0 else { return nil }
         var thread = pthread_t()
-        let result = pthread_create(&thread, nil, { _ in
-            _ = curl_global_init(wattle_curl_global_all)
-            return nil
-        }, nil)
+        let result = pthread_create(
+            &thread, nil,
+            { _ in
+                _ = curl_global_init(wattle_curl_global_all)
+                return nil
+            }, nil)
         guard result == 0 else { return nil }
         return CurlWarmUp(thread: thread)
     }

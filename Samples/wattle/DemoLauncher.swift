@@ -1,4 +1,5 @@
 import ArgumentParser
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -63,7 +64,8 @@ enum DemoLauncher {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/exe", &buffer, buffer.count)
         guard length > 0 else {
-            throw CLIError.failed("cannot find the running program (/proc/self/exe): \(String(cString: strerror(errno)))")
+            throw CLIError.failed(
+                "cannot find the running program (/proc/self/exe): \(String(cString: strerror(errno)))")
         }
         guard length < buffer.count else { throw CLIError.failed("the path of the running program is too long") }
         guard let slash = buffer[0..<length].lastIndex(of: CChar(UInt8(ascii: "/"))) else {

@@ -1,14 +1,14 @@
+import Synchronization
+import Wattle
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
-
-import Synchronization
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Writing bodies and headers to the terminal.
@@ -50,4 +50,3 @@ enum FileHandleOutput {
     /// Whether a descriptor is a terminal.
     static func isTerminal(_ descriptor: Int32) -> Bool { isatty(descriptor) == 1 }
 }
-

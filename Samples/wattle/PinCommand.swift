@@ -1,10 +1,11 @@
 import ArgumentParser
+import Wattle
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
 
 /// `wattle pin HOST[:PORT]` or `wattle pin --pem FILE`: prints a `sha256//` pin.
 struct PinCommand: AsyncParsableCommand {

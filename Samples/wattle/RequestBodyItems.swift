@@ -1,10 +1,11 @@
+import Wattle
+import WattleCLIKit
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
-import WattleCLIKit
 
 /// The body a command line asks for, httpie-style: its fields as a JSON object (by default) or
 /// a form (`--form`: URL-encoded, or multipart when it uploads a file), or one whole file
@@ -33,18 +34,23 @@ enum RequestBodyItems {
             case .stringField(let name, let value):
                 fields.append((name, .string(value)))
             case .jsonField(let name, let value):
-                guard !form else { throw CLIError.usage("\(name):= is a JSON field: not with --form (use \(name)=value)") }
+                guard !form else {
+                    throw CLIError.usage("\(name):= is a JSON field: not with --form (use \(name)=value)")
+                }
                 guard JSONPrinter.isJSON(Data(value.utf8)) else {
                     throw CLIError.usage("the value of \(name):= is not valid JSON: \(value)")
                 }
                 fields.append((name, .json(value)))
             case .stringFieldFromFile(let name, let path):
                 guard let text = String(validating: try read(path), as: UTF8.self) else {
-                    throw CLIError.usage("\(name)=@\(path): the file is not UTF-8 text (upload it with --form and \(name)@\(path))")
+                    throw CLIError.usage(
+                        "\(name)=@\(path): the file is not UTF-8 text (upload it with --form and \(name)@\(path))")
                 }
                 fields.append((name, .string(text)))
             case .jsonFieldFromFile(let name, let path):
-                guard !form else { throw CLIError.usage("\(name):=@ is a JSON field: not with --form (use \(name)=@\(path))") }
+                guard !form else {
+                    throw CLIError.usage("\(name):=@ is a JSON field: not with --form (use \(name)=@\(path))")
+                }
                 var bytes = try read(path)
                 // A UTF-8 byte order mark (some editors write one) is not part of the JSON.
                 if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
@@ -63,7 +69,9 @@ enum RequestBodyItems {
             }
         }
         if let bodyFile {
-            guard fields.isEmpty else { throw CLIError.usage("the body from @\(bodyFile) cannot be mixed with body fields") }
+            guard fields.isEmpty else {
+                throw CLIError.usage("the body from @\(bodyFile) cannot be mixed with body fields")
+            }
             if bodyFile != "-", InputFile.isRegularFile(bodyFile) {
                 // Streamed from disk as it is sent: a file of any size costs no memory.
                 return .file(URL(fileURLWithPath: bodyFile), contentType: InputFile.mediaType(forFileName: bodyFile))
@@ -76,7 +84,8 @@ enum RequestBodyItems {
             return whole(bytes, named: "-")
         }
         guard form else { return json(fields) }
-        return fields.contains(where: { if case .file = $0.1 { true } else { false } }) ? multipart(fields) : urlEncoded(fields)
+        return fields.contains(where: { if case .file = $0.1 { true } else { false } })
+            ? multipart(fields) : urlEncoded(fields)
     }
 
     /// Text without the whitespace around it (a JSON file's last newline).
@@ -114,25 +123,29 @@ enum RequestBodyItems {
 
     private static func urlEncoded(_ fields: [(String, Field)]) -> RequestBody {
         // JSON fields are refused with --form, and a file makes the form multipart.
-        .form(Parameters(fields.compactMap { name, field -> (String, any Sendable)? in
-            guard case .string(let text) = field else { return nil }
-            return (name, text)
-        }))
+        .form(
+            Parameters(
+                fields.compactMap { name, field -> (String, any Sendable)? in
+                    guard case .string(let text) = field else { return nil }
+                    return (name, text)
+                }))
     }
 
     private static func multipart(_ fields: [(String, Field)]) -> RequestBody {
-        .multipart(fields.map { name, field in
-            switch field {
-            case .string(let text), .json(let text):
-                return .field(name, text)
-            case .file(let path, let bytes):
-                let filename = path.split(separator: "/").last.map(String.init) ?? path
-                let type = InputFile.mediaType(forFileName: filename)
-                guard let bytes else {
-                    return .file(name, contentsOf: URL(fileURLWithPath: path), filename: filename, contentType: type)
+        .multipart(
+            fields.map { name, field in
+                switch field {
+                case .string(let text), .json(let text):
+                    return .field(name, text)
+                case .file(let path, let bytes):
+                    let filename = path.split(separator: "/").last.map(String.init) ?? path
+                    let type = InputFile.mediaType(forFileName: filename)
+                    guard let bytes else {
+                        return .file(
+                            name, contentsOf: URL(fileURLWithPath: path), filename: filename, contentType: type)
+                    }
+                    return .file(name, filename: filename, contentType: type, data: Data(bytes))
                 }
-                return .file(name, filename: filename, contentType: type, data: Data(bytes))
-            }
-        })
+            })
     }
 }

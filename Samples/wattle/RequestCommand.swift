@@ -17,7 +17,8 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(name: [.short, .long], help: "Print the request and the response status line and headers on stderr.")
     var verbose = false
 
-    @Option(name: [.short, .customLong("output")], help: "Save the body to FILE (streamed, with progress on a terminal).")
+    @Option(
+        name: [.short, .customLong("output")], help: "Save the body to FILE (streamed, with progress on a terminal).")
     var output: String?
 
     @Flag(

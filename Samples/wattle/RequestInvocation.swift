@@ -1,11 +1,12 @@
 import ArgumentParser
+import Wattle
+import WattleCLIKit
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
-import WattleCLIKit
 
 /// One `wattle [METHOD] URL [ITEM ...]` request: the words and options as plain values, and the
 /// code that sends it and prints the outcome.
@@ -69,7 +70,9 @@ struct RequestInvocation: Equatable, Sendable {
         case let error as WattleError:
             switch error {
             case .untrustedCertificate(let host, _), .pinMismatch(let host):
-                printError("\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin).")
+                printError(
+                    "\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
+                )
             default:
                 printError(error.description)
             }
@@ -103,7 +106,9 @@ struct RequestInvocation: Equatable, Sendable {
         let endpoint = words.removeFirst()
         if continueDownload, output == nil { throw CLIError.usage("--continue resumes a download: it needs -o FILE") }
         let items = try words.map { word in
-            do { return try RequestItem.parse(word) } catch let error as RequestItemError { throw CLIError.usage(error.message) }
+            do { return try RequestItem.parse(word) } catch let error as RequestItemError {
+                throw CLIError.usage(error.message)
+            }
         }
         var request = Request(endpoint)
         for item in items {
@@ -130,7 +135,8 @@ struct RequestInvocation: Equatable, Sendable {
         let origin = try connection.origin(of: endpoint)
         var configuration = try connection.configuration(origin: origin, createKeychain: false)
         if let session {
-            configuration.cookies = .keychain(try connection.cookieJar(named: session, origin: origin, configuration: configuration))
+            configuration.cookies = .keychain(
+                try connection.cookieJar(named: session, origin: origin, configuration: configuration))
         }
         if follow { configuration.redirects = .follow(maximumHops: 10) }
         // A download or a stream has no total timeout unless its request sets one: --timeout
@@ -157,7 +163,9 @@ struct RequestInvocation: Equatable, Sendable {
             username = auth
             password = try PasswordPrompt.password(
                 readsStandardInput: false,
-                missing: "no password for -a: give -a USER:PASSWORD (USER: for none), set WATTLE_PASSWORD, or run it on a terminal to be asked")
+                missing:
+                    "no password for -a: give -a USER:PASSWORD (USER: for none), set WATTLE_PASSWORD, or run it on a terminal to be asked"
+            )
         }
         do {
             return try AuthToken.basic(username: username, password: password).authorizationValue
@@ -266,7 +274,8 @@ struct RequestInvocation: Equatable, Sendable {
         var text = "HTTP/\(version) \(response.statusCode)\n"
         if response.headers.count > 0 {
             let lines = response.headers.description.split(separator: "\n", omittingEmptySubsequences: false)
-            let shown = FileHandleOutput.isTerminal(2) ? lines.map { TerminalText.escaped(String($0)) } : lines.map(String.init)
+            let shown =
+                FileHandleOutput.isTerminal(2) ? lines.map { TerminalText.escaped(String($0)) } : lines.map(String.init)
             text += shown.joined(separator: "\n") + "\n"
         }
         FileHandleOutput.write(text + "\n", to: 2)

@@ -1,10 +1,11 @@
 import ArgumentParser
+import Wattle
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Wattle
 
 /// `wattle session show|clear NAME [URL]`: the cookie jar `--session NAME` keeps for an origin.
 struct SessionCommand: AsyncParsableCommand {
@@ -21,7 +22,8 @@ struct SessionCommand: AsyncParsableCommand {
         let what = "session \(name) of \(origin.absoluteString)"
         guard settings.keychainFileExists else { return (nil, what) }
         var configuration = try settings.configuration(origin: origin)
-        configuration.cookies = .keychain(try settings.cookieJar(named: name, origin: origin, configuration: configuration))
+        configuration.cookies = .keychain(
+            try settings.cookieJar(named: name, origin: origin, configuration: configuration))
         return (Session(configuration: configuration), what)
     }
 

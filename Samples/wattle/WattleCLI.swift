@@ -1,4 +1,7 @@
 import ArgumentParser
+import Logging
+import Wattle
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -9,8 +12,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Logging
-import Wattle
 
 /// `wattle`: httpie-style requests from a terminal, with tokens kept in a keychain.
 ///
@@ -37,7 +38,10 @@ struct WattleCLI: AsyncParsableCommand {
             2 for network, TLS and timeout errors, 1 for usage and other errors.
             """,
         version: "wattle \(Wattle.version)",
-        subcommands: [RequestCommand.self, AuthCommand.self, SessionCommand.self, CertCommand.self, DemoCommand.self, ServeCommand.self, PinCommand.self],
+        subcommands: [
+            RequestCommand.self, AuthCommand.self, SessionCommand.self, CertCommand.self, DemoCommand.self,
+            ServeCommand.self, PinCommand.self,
+        ],
         defaultSubcommand: RequestCommand.self
     )
 

@@ -43,7 +43,9 @@ extension AuthToken {
         if username.unicodeScalars.contains(":") {
             throw .invalidHeader(
                 name: "Authorization",
-                reason: "the Basic username contains a colon, which the server would take as the end of the username (RFC 7617)")
+                reason:
+                    "the Basic username contains a colon, which the server would take as the end of the username (RFC 7617)"
+            )
         }
         try BasicCredentials.checkNoControlCharacters(username, in: "username")
         try BasicCredentials.checkNoControlCharacters(password, in: "password")
@@ -62,7 +64,9 @@ enum BasicCredentials {
 
     /// Throws when `value` contains a control character (Unicode category Cc: C0, DEL and C1).
     static func checkNoControlCharacters(_ value: String, in part: String) throws(WattleError) {
-        guard let scalar = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) else { return }
+        guard let scalar = value.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) else {
+            return
+        }
         var reason = "the Basic \(part) contains the control character \(codePoint(scalar)), which RFC 7617 forbids"
         if scalar == "\n" || scalar == "\r", value.unicodeScalars.last == scalar {
             reason += " (a line read with its newline?)"

@@ -26,7 +26,8 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     public var tokenType: String
 
     /// Creates a token.
-    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil, tokenType: String = "Bearer") {
+    public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil, tokenType: String = "Bearer")
+    {
         self.accessToken = accessToken
         self.refreshToken = refreshToken
         self.expiresAt = expiresAt
@@ -91,7 +92,9 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     /// The first and last few characters of the access token, never the whole of it. For Basic
     /// credentials (``basic(username:password:)``), the username redacted so and nothing of the
     /// password: `sk_l…3xyz:…`, or `…:…` for a short username.
-    public var redactedAccessToken: String { isBasic ? BasicCredentials.redacted(accessToken) : Self.redact(accessToken) }
+    public var redactedAccessToken: String {
+        isBasic ? BasicCredentials.redacted(accessToken) : Self.redact(accessToken)
+    }
 
     /// A redacted form of any secret: `abcd…wxyz` for long ones, `…` for short ones.
     public static func redact(_ secret: String) -> String {
@@ -111,7 +114,11 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
 
     /// A mirror without the secrets, so `dump(token)` prints none.
     public var customMirror: Mirror {
-        Mirror(self, children: ["accessToken": redactedAccessToken, "refreshToken": refreshToken.map(Self.redact) as Any,
-            "expiresAt": expiresAt as Any, "tokenType": tokenType])
+        Mirror(
+            self,
+            children: [
+                "accessToken": redactedAccessToken, "refreshToken": refreshToken.map(Self.redact) as Any,
+                "expiresAt": expiresAt as Any, "tokenType": tokenType,
+            ])
     }
 }

@@ -69,7 +69,8 @@ public struct Authenticator: Sendable {
                 throw WattleError.authenticationFailed(reason: "the token has no refresh token; sign in again")
             }
             let response = try await session.post(
-                endpoint, parameters: ["grant_type": "refresh_token", "refresh_token": refreshToken], encoding: encoding)
+                endpoint, parameters: ["grant_type": "refresh_token", "refresh_token": refreshToken], encoding: encoding
+            )
             return try AuthToken(oauthResponse: response, previous: current)
         }
     }

@@ -1,9 +1,10 @@
+public import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import WattleKeychain
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -56,12 +57,14 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     public init(certificatePEM: String, privateKeyPEM: String, passphrase: String? = nil) throws(WattleError) {
         let certificates = PEMBlock.blocks(in: certificatePEM).filter { $0.label == "CERTIFICATE" }
         guard !certificates.isEmpty else {
-            throw .invalidRequest(reason: "the client certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
+            throw .invalidRequest(
+                reason: "the client certificate is not a PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
         // (OpenSSL would ask libcurl for a passphrase for a certificate with headers: one the
         // key's, or none, which libcurl's callback does not survive.)
         guard !certificates.contains(where: \.hasHeaders) else {
-            throw .invalidRequest(reason: "the client certificate's PEM block has headers (Proc-Type:, …): give it without them")
+            throw .invalidRequest(
+                reason: "the client certificate's PEM block has headers (Proc-Type:, …): give it without them")
         }
         let key = try Self.privateKeyBlock(in: privateKeyPEM)
         let encrypted = key.isEncrypted
@@ -88,7 +91,8 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     ///   as ``init(certificatePEM:privateKeyPEM:passphrase:)``.
     public init(certificateFile: URL, privateKeyFile: URL, passphrase: String? = nil) throws(WattleError) {
         try self.init(
-            certificatePEM: try Self.read(certificateFile), privateKeyPEM: try Self.read(privateKeyFile), passphrase: passphrase)
+            certificatePEM: try Self.read(certificateFile), privateKeyPEM: try Self.read(privateKeyFile),
+            passphrase: passphrase)
     }
 
     /// Whether a PEM text's private key is encrypted, so that a caller knows to ask for its
@@ -102,13 +106,18 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     private static func privateKeyBlock(in text: String) throws(WattleError) -> PEMBlock {
         let keys = PEMBlock.blocks(in: text).filter { $0.label.hasSuffix("PRIVATE KEY") }
         guard let key = keys.first else {
-            throw .invalidRequest(reason: "the client certificate's key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
+            throw .invalidRequest(
+                reason: "the client certificate's key is not a PEM private key (-----BEGIN PRIVATE KEY-----)")
         }
         guard keys.count == 1 else {
-            throw .invalidRequest(reason: "the client certificate's key text holds \(keys.count) private keys: give one")
+            throw .invalidRequest(
+                reason: "the client certificate's key text holds \(keys.count) private keys: give one")
         }
         guard ["PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "RSA PRIVATE KEY", "EC PRIVATE KEY"].contains(key.label) else {
-            throw .invalidRequest(reason: "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)")
+            throw .invalidRequest(
+                reason:
+                    "the client certificate's key is a \(key.label), which TLS cannot use: convert it to PKCS#8 (BEGIN PRIVATE KEY)"
+            )
         }
         return key
     }
@@ -125,7 +134,9 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     /// item (one transaction, replacing any).
     public func save(in keychain: Keychain, forKey key: String) throws {
         try keychain.setCodable(
-            Stored(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, privateKeyPassphrase: privateKeyPassphrase),
+            Stored(
+                certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM, privateKeyPassphrase: privateKeyPassphrase
+            ),
             forKey: key)
     }
 
@@ -137,7 +148,8 @@ public struct ClientCertificate: Sendable, Hashable, CustomStringConvertible, Cu
     public static func load(from keychain: Keychain, forKey key: String) throws -> ClientCertificate? {
         guard let stored = try keychain.codable(Stored.self, forKey: key) else { return nil }
         return try ClientCertificate(
-            certificatePEM: stored.certificatePEM, privateKeyPEM: stored.privateKeyPEM, passphrase: stored.privateKeyPassphrase)
+            certificatePEM: stored.certificatePEM, privateKeyPEM: stored.privateKeyPEM,
+            passphrase: stored.privateKeyPassphrase)
     }
 
     /// The stored form: not `Codable` itself, so that encoding one somewhere else, in the clear,
@@ -190,7 +202,9 @@ struct PEMBlock {
     static func blocks(in text: String) -> [PEMBlock] {
         var blocks: [PEMBlock] = []
         var current: (label: String, lines: [String])?
-        for line in text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+        for line in text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+        {
             let trimmed = line.trimmingWhitespace()
             if trimmed.isEmpty,
                 current?.label.hasSuffix("PRIVATE KEY") != true || current?.lines.last?.hasPrefix("DEK-Info:") != true

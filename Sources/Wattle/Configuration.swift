@@ -1,9 +1,10 @@
+public import Logging
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import Logging
 
 /// How a ``Session`` behaves: base URL, headers, timeouts, connections, redirects, limits.
 ///

@@ -82,10 +82,15 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         let shownName = Redaction.escaped(name)
         guard !name.isEmpty else { throw .cookieJar(reason: "a cookie's name is empty") }
         if let bad = name.utf8.first(where: { !HTTPHeaders.isTokenByte($0) }) {
-            throw .cookieJar(reason: "the cookie name \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a name cannot")
+            throw .cookieJar(
+                reason:
+                    "the cookie name \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a name cannot")
         }
         if let bad = value.utf8.first(where: Self.isRefusedInValue) {
-            throw .cookieJar(reason: "the value of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a cookie cannot carry")
+            throw .cookieJar(
+                reason:
+                    "the value of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad)), which a cookie cannot carry"
+            )
         }
         let host = bareDomain
         guard !host.isEmpty, host.utf8.allSatisfy(Self.isHostByte) else {
@@ -94,20 +99,25 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
                     + "(letters, digits, - and .; an internationalized name in its xn-- form)")
         }
         guard path.hasPrefix("/") else {
-            throw .cookieJar(reason: "the path \"\(Redaction.escaped(path))\" of the cookie \"\(shownName)\" does not start with /")
+            throw .cookieJar(
+                reason: "the path \"\(Redaction.escaped(path))\" of the cookie \"\(shownName)\" does not start with /")
         }
         if let bad = path.utf8.first(where: Self.isRefusedInValue) {
-            throw .cookieJar(reason: "the path of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad))")
+            throw .cookieJar(
+                reason: "the path of the cookie \"\(shownName)\" contains \(Redaction.describe(byte: bad))")
         }
         // libcurl drops these silently otherwise (and compares the prefixes case-sensitively).
         if name.hasPrefix("__Secure-"), !isSecure {
             throw .cookieJar(reason: "the cookie \"\(shownName)\" has the __Secure- prefix, so it must be secure")
         }
         if name.hasPrefix("__Host-"), !isSecure || includesSubdomains || path != "/" {
-            throw .cookieJar(reason: "the cookie \"\(shownName)\" has the __Host- prefix, so it must be secure, host-only and on path /")
+            throw .cookieJar(
+                reason:
+                    "the cookie \"\(shownName)\" has the __Host- prefix, so it must be secure, host-only and on path /")
         }
         let field = { (flag: Bool) in flag ? "TRUE" : "FALSE" }
-        return "\(isHTTPOnly ? "#HttpOnly_" : "")\(includesSubdomains ? "." : "")\(host)\t\(field(includesSubdomains))\t\(path)\t"
+        return
+            "\(isHTTPOnly ? "#HttpOnly_" : "")\(includesSubdomains ? "." : "")\(host)\t\(field(includesSubdomains))\t\(path)\t"
             + "\(field(isSecure))\t\(Self.expiryField(expiresAt))\t\(name)\t\(value)"
     }
 
@@ -162,9 +172,11 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 
     /// A mirror without the value, so `dump` shows none.
     public var customMirror: Mirror {
-        Mirror(self, children: [
-            "name": name, "value": "…", "domain": domain, "includesSubdomains": includesSubdomains, "path": path,
-            "isSecure": isSecure, "isHTTPOnly": isHTTPOnly, "expiresAt": expiresAt as Any,
-        ])
+        Mirror(
+            self,
+            children: [
+                "name": name, "value": "…", "domain": domain, "includesSubdomains": includesSubdomains, "path": path,
+                "isSecure": isSecure, "isHTTPOnly": isHTTPOnly, "expiresAt": expiresAt as Any,
+            ])
     }
 }

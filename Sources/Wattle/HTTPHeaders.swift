@@ -128,12 +128,16 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         if field.name.utf8.count + field.value.utf8.count > maximumFieldSize {
             throw .invalidHeader(
                 name: String(Redaction.escaped(field.name).prefix(100)),
-                reason: "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(maximumFieldSize) bytes that servers accept")
+                reason:
+                    "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(maximumFieldSize) bytes that servers accept"
+            )
         }
         if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
             throw .invalidHeader(
                 name: field.name,
-                reason: "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection")
+                reason:
+                    "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection"
+            )
         }
     }
 
@@ -170,7 +174,8 @@ extension String {
         return withUTF8Bytes { x in other.withUTF8Bytes { y in Self.equalIgnoringASCIICase(x, y) } }
     }
 
-    private static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func equalIgnoringASCIICase(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool
+    {
         for index in 0..<a.count where a[index] != b[index] {
             if lowercasedASCII(a[index]) != lowercasedASCII(b[index]) { return false }
         }

@@ -32,7 +32,8 @@ public struct KeychainCookieJar: Sendable, Hashable, CustomStringConvertible {
 
     /// A jar of the given name, in a keychain store of your choosing.
     public init(name: String = "default", store: KeychainStore) {
-        self.init(name: name, keychain: Keychain(service: Self.defaultService, store: store).accessibility(.afterFirstUnlock))
+        self.init(
+            name: name, keychain: Keychain(service: Self.defaultService, store: store).accessibility(.afterFirstUnlock))
     }
 
     /// `KeychainCookieJar(wattle.cookies/default)`.

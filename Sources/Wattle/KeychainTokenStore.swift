@@ -1,9 +1,10 @@
+public import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import WattleKeychain
 
 /// A ``TokenStore`` in a keychain: one item per API origin and profile, holding the access
 /// and refresh tokens and the expiry, sealed like every keychain secret.
@@ -37,7 +38,9 @@ public struct KeychainTokenStore: TokenStore {
 
     /// A store for the API at `origin`, in a keychain store of your choosing.
     public init(origin: URL, profile: String = "default", store: KeychainStore) {
-        self.init(origin: origin, profile: profile, keychain: Keychain(service: Self.defaultService, store: store).accessibility(.afterFirstUnlock))
+        self.init(
+            origin: origin, profile: profile,
+            keychain: Keychain(service: Self.defaultService, store: store).accessibility(.afterFirstUnlock))
     }
 
     /// The stored token, or nil.

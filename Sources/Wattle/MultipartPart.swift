@@ -40,7 +40,9 @@ public struct MultipartPart: Sendable, Hashable {
     }
 
     /// A file.
-    public static func file(_ name: String, filename: String, contentType: String = "application/octet-stream", data: Data)
+    public static func file(
+        _ name: String, filename: String, contentType: String = "application/octet-stream", data: Data
+    )
         -> MultipartPart
     {
         MultipartPart(name: name, filename: filename, contentType: contentType, data: data)
@@ -57,7 +59,8 @@ public struct MultipartPart: Sendable, Hashable {
     public static func file(
         _ name: String, contentsOf url: URL, filename: String? = nil, contentType: String = "application/octet-stream"
     ) -> MultipartPart {
-        var part = MultipartPart(name: name, filename: filename ?? url.lastPathComponent, contentType: contentType, data: Data())
+        var part = MultipartPart(
+            name: name, filename: filename ?? url.lastPathComponent, contentType: contentType, data: Data())
         part.fileURL = url
         return part
     }
@@ -96,7 +99,9 @@ extension RequestBody {
         if let part = parts.first(where: { $0.fileURL?.isFileURL == false }), let url = part.fileURL {
             var body = RequestBody(data: Data(), contentType: contentType)
             body.deferredError = .invalidRequest(
-                reason: "the multipart part \(MultipartPart.quoted(part.name)) must be a file URL, not \(Redaction.url(url.absoluteString))")
+                reason:
+                    "the multipart part \(MultipartPart.quoted(part.name)) must be a file URL, not \(Redaction.url(url.absoluteString))"
+            )
             return body
         }
         var segments: [Segment] = []

@@ -65,7 +65,9 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
         if isNil(value) { return }
         guard let string = scalarString(value) else {
             throw .invalidRequest(
-                reason: "the parameter \"\(name)\" has a value of type \(type(of: value)), which cannot be put in a query or form")
+                reason:
+                    "the parameter \"\(name)\" has a value of type \(type(of: value)), which cannot be put in a query or form"
+            )
         }
         result.append((name, string))
     }

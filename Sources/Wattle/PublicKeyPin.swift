@@ -1,10 +1,11 @@
+import CCurl
+import CSodium
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import CCurl
-import CSodium
 
 /// Computes `sha256//` public-key pins, for ``TrustPolicy/pin(_:to:)``, without openssl
 /// incantations.

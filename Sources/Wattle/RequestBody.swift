@@ -97,7 +97,8 @@ public struct RequestBody: Sendable {
         if url.isFileURL {
             body.file = url
         } else {
-            body.deferredError = .invalidRequest(reason: "a body file must be a file URL, not \(Redaction.url(url.absoluteString))")
+            body.deferredError = .invalidRequest(
+                reason: "a body file must be a file URL, not \(Redaction.url(url.absoluteString))")
         }
         return body
     }

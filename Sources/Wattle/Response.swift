@@ -145,7 +145,8 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
         do {
             return try (decoder ?? sessionDecoder ?? JSONDecoder()).decode(Value.self, from: data)
         } catch {
-            throw .decoding(type: "\(Value.self)", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
+            throw .decoding(
+                type: "\(Value.self)", underlying: Self.describe(error), bodyPrefix: Redaction.bodyPrefix(data))
         }
     }
 

@@ -157,7 +157,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
                         var end = newline
                         if end > start, pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                        guard end - start <= maximumLength else { throw .responseTooLarge(limit: maximumLength, url: url) }
+                        guard end - start <= maximumLength else {
+                            throw .responseTooLarge(limit: maximumLength, url: url)
+                        }
                         let line = String(decoding: pending[start..<end], as: UTF8.self)
                         start = newline + 1
                         scanned = start
@@ -165,10 +167,14 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     }
                     scanned = pending.count
                     // (A line ending may still follow: its carriage return is not counted.)
-                    if pending.count - start > maximumLength + 1 { throw .responseTooLarge(limit: maximumLength, url: url) }
+                    if pending.count - start > maximumLength + 1 {
+                        throw .responseTooLarge(limit: maximumLength, url: url)
+                    }
                     if ended {
                         guard start < pending.count else { return nil }
-                        guard pending.count - start <= maximumLength else { throw .responseTooLarge(limit: maximumLength, url: url) }
+                        guard pending.count - start <= maximumLength else {
+                            throw .responseTooLarge(limit: maximumLength, url: url)
+                        }
                         let line = String(decoding: pending[start...], as: UTF8.self)
                         start = pending.count
                         return line

@@ -30,7 +30,8 @@ public struct RetryPolicy: Sendable, Hashable {
     /// Creates a policy.
     public init(
         maximumAttempts: Int = 3, retryableStatuses: Set<Int> = [408, 429, 502, 503, 504],
-        retriesTransportErrors: Bool = true, baseDelay: Duration = .milliseconds(250), maximumDelay: Duration = .seconds(30)
+        retriesTransportErrors: Bool = true, baseDelay: Duration = .milliseconds(250),
+        maximumDelay: Duration = .seconds(30)
     ) {
         self.maximumAttempts = maximumAttempts
         self.retryableStatuses = retryableStatuses

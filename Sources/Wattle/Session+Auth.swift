@@ -40,9 +40,12 @@ extension Session {
     public func signIn(
         at endpoint: String, parameters: Parameters, encoding: ParameterEncoding = .json
     ) async throws(WattleError) -> AuthToken {
-        guard auth != nil else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
+        guard auth != nil else {
+            throw .authenticationFailed(reason: "no authenticator is configured for this session")
+        }
         guard encoding != .query else {
-            throw .invalidRequest(reason: "sign-in parameters go in the body (.json or .form), never in the URL, where logs keep them")
+            throw .invalidRequest(
+                reason: "sign-in parameters go in the body (.json or .form), never in the URL, where logs keep them")
         }
         var request = encoding.request(endpoint, method: .post, parameters: parameters, headers: [:])
         request.authentication = .none

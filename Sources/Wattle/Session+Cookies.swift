@@ -52,7 +52,9 @@ extension Session {
             _ = handle.addCookieLines(lines)
             return handle.cookieLines()
         }
-        guard let listed else { throw .cookieJar(reason: "the session has stopped, or libcurl could not list its cookies") }
+        guard let listed else {
+            throw .cookieJar(reason: "the session has stopped, or libcurl could not list its cookies")
+        }
         // libcurl answers CURLE_OK for a line it drops: what it kept is the jar.
         let now = Date()
         let kept = Set(listed.compactMap(Cookie.init(netscapeLine:)).map(\.identity))

@@ -1,10 +1,11 @@
+import Logging
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-import Logging
-import WattleKeychain
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -194,7 +195,8 @@ extension Session {
         }
         let file = destination.deletingLastPathComponent().appendingPathComponent(
             ".\(destination.lastPathComponent).wattle-partial")
-        throw .fileError(path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
+        throw .fileError(
+            path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
     }
 
     /// Syncs the folder a download was just renamed into (for ``DownloadDurability/synced``).

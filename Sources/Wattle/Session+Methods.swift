@@ -18,7 +18,8 @@ extension Session {
 
     /// `POST` with the parameters as a JSON object (or per `encoding`).
     public func post(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers))
     }
@@ -32,12 +33,16 @@ extension Session {
     public func post<Body: Encodable & Sendable>(
         _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .post, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
+        try await send(
+            Request(
+                endpoint, method: .post, headers: headers,
+                body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `PUT` with the parameters as a JSON object (or per `encoding`).
     public func put(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers))
     }
@@ -46,12 +51,16 @@ extension Session {
     public func put<Body: Encodable & Sendable>(
         _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .put, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
+        try await send(
+            Request(
+                endpoint, method: .put, headers: headers,
+                body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `PATCH` with the parameters as a JSON object (or per `encoding`).
     public func patch(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:]
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers))
     }
@@ -60,7 +69,10 @@ extension Session {
     public func patch<Body: Encodable & Sendable>(
         _ endpoint: String, json: Body, encoder: JSONEncoder? = nil, headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
-        try await send(Request(endpoint, method: .patch, headers: headers, body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
+        try await send(
+            Request(
+                endpoint, method: .patch, headers: headers,
+                body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
     /// `DELETE endpoint?parameters`.
@@ -95,16 +107,19 @@ extension Session {
     /// `POST`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func post(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
-        send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers), completion: completion)
+        send(
+            encoding.request(endpoint, method: .post, parameters: parameters, headers: headers), completion: completion)
     }
 
     /// `PUT`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func put(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
         send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers), completion: completion)
@@ -113,10 +128,13 @@ extension Session {
     /// `PATCH`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func patch(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
-        send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers), completion: completion)
+        send(
+            encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers), completion: completion
+        )
     }
 
     /// `DELETE`, delivering the response (with ``Response/error`` set on failure) to `completion`.
@@ -137,7 +155,8 @@ extension Session {
                 response.error = error
                 return response
             }
-            let url = (try? request.url(relativeTo: configuration.baseURL))
+            let url =
+                (try? request.url(relativeTo: configuration.baseURL))
                 ?? configuration.baseURL ?? URL(string: "about:blank")!
             return Response(statusCode: 0, url: url, method: request.method, error: error)
         }

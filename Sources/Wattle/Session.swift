@@ -1,10 +1,11 @@
+import Logging
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Logging
-import WattleKeychain
 
 /// Sends requests: the entry point of Wattle.
 ///
@@ -144,12 +145,14 @@ public final class Session: Sendable {
                 return try await sendAuthenticated(prepared, usesToken: usesToken)
             } catch {
                 // (A streamed body the reader has started on is not sent again.)
-                guard stream?.hasStarted != true, let delay = retry.delay(after: error, attempt: attempt, method: request.method)
+                guard stream?.hasStarted != true,
+                    let delay = retry.delay(after: error, attempt: attempt, method: request.method)
                 else { throw error }
                 // A resumable download's bytes the next attempt will not continue are emptied first.
                 try prepared.download?.partial?.prepareForRetry()
                 configuration.logger.debug(
-                    "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)")
+                    "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)"
+                )
                 do {
                     try await Task.sleep(for: delay)
                 } catch {
@@ -180,7 +183,7 @@ public final class Session: Sendable {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response)
             where Origin(response.url) == baseOrigin && !response.metrics.leftTheOrigin
-                && authenticator.isAuthenticationFailure(response)
+            && authenticator.isAuthenticationFailure(response)
         {
             // (A 401 from another origin, or from the API after a redirect went elsewhere and
             // back, did not see the token: not its refusal.)
@@ -203,7 +206,8 @@ public final class Session: Sendable {
     }
 
     /// The request with `Authorization` set from a token, checked like every header.
-    static func authorizing(_ prepared: TransportRequest, with token: AuthToken) throws(WattleError) -> TransportRequest {
+    static func authorizing(_ prepared: TransportRequest, with token: AuthToken) throws(WattleError) -> TransportRequest
+    {
         let field = HTTPHeaders.Field(name: "Authorization", value: token.authorizationValue)
         try HTTPHeaders([field]).validate()
         var authorized = prepared
@@ -279,7 +283,8 @@ public final class Session: Sendable {
         _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer? = nil
     ) throws(WattleError) -> TransportRequest {
         guard request.method.isValidToken else {
-            throw .invalidRequest(reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
+            throw .invalidRequest(
+                reason: "the method \"\(Redaction.escaped(request.method.rawValue))\" is not a valid HTTP method token")
         }
         if let error = request.body.deferredError { throw error }
         if request.method == .head, !request.body.isNone {
@@ -350,7 +355,10 @@ public final class Session: Sendable {
         let first = Self.warnedHosts.withLock { $0.insert(key).inserted }
         lastRelaxedHost.withLock { $0 = hostAndPort }
         guard first else { return }
-        let how = trust.pins.isEmpty ? "any self-signed certificate is accepted" : "its certificate is accepted when its public key matches a pin"
+        let how =
+            trust.pins.isEmpty
+            ? "any self-signed certificate is accepted"
+            : "its certificate is accepted when its public key matches a pin"
         configuration.logger.warning(
             "TLS verification is relaxed for \(host):\(port): \(how) (the host name is still checked). Allowlisting is for development hosts only, never production."
         )
@@ -361,6 +369,7 @@ public final class Session: Sendable {
         guard logger.logLevel <= .debug else { return }
         let elapsed = ContinuousClock.now - start
         logger.debug(
-            "\(request.method) \(Redaction.url(request.target.string)) -> \(outcome()) in \(WattleError.format(elapsed))")
+            "\(request.method) \(Redaction.url(request.target.string)) -> \(outcome()) in \(WattleError.format(elapsed))"
+        )
     }
 }

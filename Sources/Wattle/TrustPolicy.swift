@@ -36,7 +36,8 @@ public struct TrustPolicy: Sendable, Hashable {
 
     /// Full verification against the system CA store for every host, and no client certificate.
     public init(
-        selfSignedHosts: [String] = [], trustedCertificates: [String: [String]] = [:], pinnedKeys: [String: [String]] = [:],
+        selfSignedHosts: [String] = [], trustedCertificates: [String: [String]] = [:],
+        pinnedKeys: [String: [String]] = [:],
         clientCertificates: [String: ClientCertificate] = [:]
     ) {
         self.selfSignedHosts = selfSignedHosts
@@ -101,7 +102,8 @@ public struct TrustPolicy: Sendable, Hashable {
         // key must match and the chain may be self-signed.
         if !result.pins.isEmpty && result.certificates.isEmpty { result.acceptSelfSigned = true }
         if !clientCertificates.isEmpty {
-            result.clientCertificate = clientCertificates.filter { HostPattern.matches($0.key, host: host, port: port) }
+            result.clientCertificate =
+                clientCertificates.filter { HostPattern.matches($0.key, host: host, port: port) }
                 .max { HostPattern.specificity($0.key) < HostPattern.specificity($1.key) }?.value
         }
         return result
@@ -166,7 +168,8 @@ enum HostPattern {
     private static func isAddress(_ host: String) -> Bool {
         if host.contains(":") { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
+        return parts.count == 4
+            && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }
     }
 
     /// Non-empty, and no byte that the general matcher treats specially.

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A keychain file or key file that Wattle refuses to use, with the path and the reason.

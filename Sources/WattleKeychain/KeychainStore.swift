@@ -1,9 +1,10 @@
+import Synchronization
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-import Synchronization
 
 /// One keychain: a SQLite file (or memory) holding sealed items, with the SecItem-style
 /// primitives and the lock state.

@@ -1,3 +1,6 @@
+public import Wattle
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -6,8 +9,6 @@ public import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import WattleKeychain
-public import Wattle
 
 /// A ``Transport`` that answers from scripted responses, for tests that need no network.
 ///
@@ -120,7 +121,9 @@ public final class StubTransport: Transport {
 
     /// Answers `method path` with a JSON body (`Content-Type: application/json`).
     public func on(_ method: HTTPMethod?, _ path: String, status: Int = 200, json: String, times: Int? = nil) {
-        on(method, path, status: status, headers: ["Content-Type": "application/json"], body: Data(json.utf8), times: times)
+        on(
+            method, path, status: status, headers: ["Content-Type": "application/json"], body: Data(json.utf8),
+            times: times)
     }
 
     /// Answers `method path` by failing with `error` (e.g. `.timedOut`, `.cannotConnect`).

@@ -1,9 +1,10 @@
+public import WattleKeychain
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import WattleKeychain
 
 /// A throw-away keychain file in a new private temporary folder, removed once this object and
 /// every store and keychain it handed out are released.

@@ -1,9 +1,10 @@
+public import Wattle
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
 public import Foundation
 #endif
-public import Wattle
 
 extension TransportRequest {
     /// The body's bytes as a transport sends them: ``TransportRequest/body``, or the file or

@@ -23,7 +23,7 @@ import Foundation
 import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 func say(_ line: String) {

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A real proxy for the proxy tests, started on 127.0.0.1 and stopped by its pid:
@@ -26,7 +26,8 @@ public final class LocalProxy: @unchecked Sendable {
 
     /// An HTTP proxy; with `credentials`, it demands them (`BasicAuth`).
     public static func tinyproxy(credentials: (user: String, password: String)? = nil) throws -> LocalProxy {
-        try LocalProxy(executable: "/usr/bin/tinyproxy", package: "tinyproxy-bin", scheme: "http", log: "tinyproxy.log") {
+        try LocalProxy(executable: "/usr/bin/tinyproxy", package: "tinyproxy-bin", scheme: "http", log: "tinyproxy.log")
+        {
             port, folder, log in
             var lines = [
                 "Port \(port)", "Listen 127.0.0.1", "Timeout 30", "MaxClients 256", "Allow 127.0.0.1",
@@ -150,7 +151,9 @@ public final class LocalProxy: @unchecked Sendable {
         let named = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
-        guard bound == 0, named == 0 else { throw LocalProxyError("cannot find a free port: \(String(cString: strerror(errno)))") }
+        guard bound == 0, named == 0 else {
+            throw LocalProxyError("cannot find a free port: \(String(cString: strerror(errno)))")
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 

@@ -8,7 +8,9 @@ struct CLIBasicAuthTests {
     static let password = "pässwörd-£1"
 
     /// The test server's route that accepts exactly alice and ``password``.
-    static func checked(_ server: DemoServer) -> String { server.baseURL.absoluteString + "basic-auth/alice/\(password)" }
+    static func checked(_ server: DemoServer) -> String {
+        server.baseURL.absoluteString + "basic-auth/alice/\(password)"
+    }
 
     struct Checked: Decodable {
         var authenticated: Bool
@@ -36,22 +38,28 @@ struct CLIBasicAuthTests {
         #expect(!userInfo.stderr.contains("s3cret") && !userInfo.text.contains("s3cret"))
         // Everything after the first colon is the password; "alice:" is an empty one.
         let echoed = try await CLI.run(["-a", "ali:ce:x", server.url("echo").absoluteString])
-        #expect(try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
-            == "Basic " + Data("ali:ce:x".utf8).base64EncodedString())
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
+                == "Basic " + Data("ali:ce:x".utf8).base64EncodedString())
         let empty = try await CLI.run(["-a", "sk_test_key:", server.url("echo").absoluteString])
-        #expect(try JSONDecoder().decode(Echo.self, from: empty.stdout).header("Authorization")
-            == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: empty.stdout).header("Authorization")
+                == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
     }
 
     @Test("-a USER takes WATTLE_PASSWORD; without it, off a terminal, exit 1 saying how to give one")
     func passwordFromEnvironment() async throws {
         let server = try await Servers.plain.value
-        let fromEnvironment = try await CLI.run(["-a", "alice", Self.checked(server)], environment: ["WATTLE_PASSWORD": Self.password])
+        let fromEnvironment = try await CLI.run(
+            ["-a", "alice", Self.checked(server)], environment: ["WATTLE_PASSWORD": Self.password])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
         // Standard input is never read for it: it may be the body.
-        let missing = try await CLI.run(["-a", "alice", Self.checked(server)], input: .pipe(Data("\(Self.password)\n".utf8)))
+        let missing = try await CLI.run(
+            ["-a", "alice", Self.checked(server)], input: .pipe(Data("\(Self.password)\n".utf8)))
         #expect(missing.status == 1)
-        #expect(missing.stderr.contains("no password for -a") && missing.stderr.contains("WATTLE_PASSWORD"), "\(missing.stderr)")
+        #expect(
+            missing.stderr.contains("no password for -a") && missing.stderr.contains("WATTLE_PASSWORD"),
+            "\(missing.stderr)")
     }
 
     @Test("bad credentials and a second Authorization are usage errors naming the problem, not the password")
@@ -88,7 +96,8 @@ struct CLIBasicAuthTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keychain = folder.appendingPathComponent("cli.keychain")
         let common = ["--keychain", keychain.path, "--base-url", server.baseURL.absoluteString]
-        let kept = try await CLI.run(["auth", "set-basic", "alice"] + common, input: .pipe(Data("\(Self.password)\n".utf8)))
+        let kept = try await CLI.run(
+            ["auth", "set-basic", "alice"] + common, input: .pipe(Data("\(Self.password)\n".utf8)))
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(kept.text.contains("Basic …:…"), "\(kept.text)")
         let request = try await CLI.run(["basic-auth/alice/\(Self.password)"] + common)
@@ -110,7 +119,8 @@ struct CLIBasicAuthTests {
         let key = try await CLI.run(["auth", "set-basic", "sk_test_key"] + common, input: .pipe(Data("\n".utf8)))
         #expect(key.status == 0, "\(key.stderr)")
         let echoed = try await CLI.run(["echo"] + common)
-        #expect(try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
-            == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: echoed.stdout).header("Authorization")
+                == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
     }
 }

@@ -85,7 +85,10 @@ struct CLIBodyTests {
         defer { files.remove() }
         let url = server.url("echo").absoluteString
         let cases: [([String], String)] = [
-            (["a=@" + files.arg("missing.txt")], "cannot read \"\(files.arg("missing.txt"))\": No such file or directory"),
+            (
+                ["a=@" + files.arg("missing.txt")],
+                "cannot read \"\(files.arg("missing.txt"))\": No such file or directory"
+            ),
             (["@" + files.folder.path], "it is a folder"),
             (["a:=@" + files.arg("bad.json")], "a:=@\(files.arg("bad.json")): the file is not valid JSON"),
             (["a=@" + files.arg("blob.bin")], "the file is not UTF-8 text"),
@@ -162,7 +165,9 @@ struct CLIBodyTests {
             encodedEcho.body
                 == "name=Ada%20Lovelace&q=a%26b%3Dc&note=hello%20%22world%22%0Aline%202%20%C3%A9")
 
-        let multipart = try await CLI.run(["--form", "PUT", url, "title=Koala", "photo@" + files.arg("blob.bin"), "doc@" + files.arg("data.json")])
+        let multipart = try await CLI.run([
+            "--form", "PUT", url, "title=Koala", "photo@" + files.arg("blob.bin"), "doc@" + files.arg("data.json"),
+        ])
         #expect(multipart.status == 0, "\(multipart.stderr)")
         let echo = try JSONDecoder().decode(Echo.self, from: multipart.stdout)
         #expect(echo.method == "PUT")
@@ -173,10 +178,11 @@ struct CLIBodyTests {
         #expect(parts.count == 3)
         #expect(parts.first?.head == #"Content-Disposition: form-data; name="title""#)
         #expect(parts.first?.body == Data("Koala".utf8))
-        #expect(parts.dropFirst().first?.head == """
-            Content-Disposition: form-data; name="photo"; filename="blob.bin"\r
-            Content-Type: application/octet-stream
-            """)
+        #expect(
+            parts.dropFirst().first?.head == """
+                Content-Disposition: form-data; name="photo"; filename="blob.bin"\r
+                Content-Type: application/octet-stream
+                """)
         #expect(parts.dropFirst().first?.body == files.binary)
         #expect(parts.last?.head.contains(#"name="doc"; filename="data.json""#) == true)
         #expect(parts.last?.head.contains("Content-Type: application/json") == true)
@@ -236,7 +242,8 @@ struct CLIBodyTests {
         bytes = []
 
         let result = try await CLI.run(
-            ["PUT", server.url("digest").absoluteString, "@" + files.arg("big.bin")], wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
+            ["PUT", server.url("digest").absoluteString, "@" + files.arg("big.bin")],
+            wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
         #expect(result.status == 0, "\(result.stderr)")
         struct Digest: Decodable {
             var method: String
@@ -278,7 +285,8 @@ struct CLIBodyTests {
         let boundary = String(digest.contentType.dropFirst("multipart/form-data; boundary=".count))
         // The form the server should have received, hashed without building it whole.
         var hasher = SHA256()
-        let head = "--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nKoala\r\n"
+        let head =
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nKoala\r\n"
             + "--\(boundary)\r\nContent-Disposition: form-data; name=\"video\"; filename=\"video.mp4\"\r\n"
             + "Content-Type: video/mp4\r\n\r\n"
         let tail = "\r\n--\(boundary)--\r\n"

@@ -3,7 +3,9 @@ import Testing
 import Wattle
 import WattleDemoServer
 
-@Suite("The wattle CLI: --cert, --cert-key and --cert-name (wattle cert import) present a client certificate to the URL's origin", .serialized)
+@Suite(
+    "The wattle CLI: --cert, --cert-key and --cert-name (wattle cert import) present a client certificate to the URL's origin",
+    .serialized)
 struct CLIClientCertificateTests {
     /// A server on 127.0.0.1 that asks for a client certificate issued by a new authority of
     /// that name, and the authority.
@@ -15,7 +17,9 @@ struct CLIClientCertificateTests {
         return (server, authority)
     }
 
-    @Test("a certificate the server's authority issued opens it, from two files or one; without it, exit 2 saying so; bad files exit 1")
+    @Test(
+        "a certificate the server's authority issued opens it, from two files or one; without it, exit 2 saying so; bad files exit 1"
+    )
     func clientCertificate() async throws {
         let (server, authority) = try await Self.server(authorityName: "CLI test client CA")
         defer { Task { try? await server.stop() } }
@@ -39,9 +43,13 @@ struct CLIClientCertificateTests {
         // (Under TLS 1.3 a client slow to send may find the connection closed before it reads
         // the server's alert: up to 3 runs.)
         var without = try await CLI.run(trust + [url])
-        for _ in 0..<2 where !without.stderr.contains("none is configured") { without = try await CLI.run(trust + [url]) }
+        for _ in 0..<2 where !without.stderr.contains("none is configured") {
+            without = try await CLI.run(trust + [url])
+        }
         #expect(without.status == 2)
-        #expect(without.stderr.contains("Client certificate for 127.0.0.1") && without.stderr.contains("none is configured"), "\(without.stderr)")
+        #expect(
+            without.stderr.contains("Client certificate for 127.0.0.1")
+                && without.stderr.contains("none is configured"), "\(without.stderr)")
 
         let keyBody = client.privateKeyPEM.split(separator: "\n")[1]
         let keyOnly = try await CLI.run(trust + ["--cert", key, url])
@@ -55,7 +63,9 @@ struct CLIClientCertificateTests {
         }
     }
 
-    @Test("cert import keeps a certificate sealed in the keychain: --cert-name presents it with the key file gone, beside a kept token; list, replace and remove; bad files, names and flags exit 1 and change nothing")
+    @Test(
+        "cert import keeps a certificate sealed in the keychain: --cert-name presents it with the key file gone, beside a kept token; list, replace and remove; bad files, names and flags exit 1 and change nothing"
+    )
     func keptCertificate() async throws {
         let (server, authority) = try await Self.server(authorityName: "CLI test client CA (kept)")
         defer { Task { try? await server.stop() } }
@@ -71,7 +81,8 @@ struct CLIClientCertificateTests {
         try Data(client.privateKeyPEM.utf8).write(to: key)
         try Data((second.certificatePEM + "\n" + second.privateKeyPEM).utf8).write(to: both)
         // Labels right, contents not a certificate: only a parse finds out.
-        try Data(("-----BEGIN CERTIFICATE-----\nTUlJ\n-----END CERTIFICATE-----\n" + client.privateKeyPEM).utf8).write(to: bogus)
+        try Data(("-----BEGIN CERTIFICATE-----\nTUlJ\n-----END CERTIFICATE-----\n" + client.privateKeyPEM).utf8).write(
+            to: bogus)
         let keychain = folder.appendingPathComponent("cli.keychain").path
         let store = ["--keychain", keychain]
         let url = "https://127.0.0.1:\(server.port)/echo"
@@ -89,10 +100,14 @@ struct CLIClientCertificateTests {
         let emptyList = try await run(["cert", "list"] + store)
         #expect(emptyList.status == 1 && emptyList.stderr.contains("no client certificates"), "\(emptyList.stderr)")
         let removeNone = try await run(["cert", "remove", "work"] + store)
-        #expect(removeNone.status == 1 && removeNone.stderr.contains("no client certificate named \"work\""), "\(removeNone.stderr)")
+        #expect(
+            removeNone.status == 1 && removeNone.stderr.contains("no client certificate named \"work\""),
+            "\(removeNone.stderr)")
         let bogusFirst = try await run(["cert", "import", "work", bogus.path] + store)
         #expect(bogusFirst.status == 1 && bogusFirst.stderr.contains("could not be parsed"), "\(bogusFirst.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: keychain) && !FileManager.default.fileExists(atPath: keychain + ".key"))
+        #expect(
+            !FileManager.default.fileExists(atPath: keychain)
+                && !FileManager.default.fileExists(atPath: keychain + ".key"))
 
         let imported = try await run(["cert", "import", "work", certificate.path, key.path] + store)
         #expect(imported.status == 0, "\(imported.stderr)")
@@ -116,7 +131,8 @@ struct CLIClientCertificateTests {
 
         // The key is sealed: neither the keychain file nor its WAL holds any line of it.
         let keyLines = client.privateKeyPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }
-        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasPrefix("cli.keychain") {
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        where file.hasPrefix("cli.keychain") {
             let bytes = try Data(contentsOf: folder.appendingPathComponent(file))
             #expect(!keyLines.contains { bytes.range(of: Data($0.utf8)) != nil }, "\(file) holds the key in the clear")
         }
@@ -136,7 +152,9 @@ struct CLIClientCertificateTests {
 
         // Replaced from one file holding both: the new certificate, under the same name.
         let replaced = try await run(["cert", "import", "work", both.path] + store)
-        #expect(replaced.status == 0 && replaced.text.contains("requests no longer read \(both.path)"), "\(replaced.stderr)")
+        #expect(
+            replaced.status == 0 && replaced.text.contains("requests no longer read \(both.path)"), "\(replaced.stderr)"
+        )
         let secondPin = try PublicKeyPin.pin(forCertificatePEM: second.certificatePEM)
         let relisted = try await run(["cert", "list"] + store)
         #expect(relisted.text == "work  1 certificate  \(secondPin)\n", "\(relisted.text)")
@@ -151,7 +169,9 @@ struct CLIClientCertificateTests {
         #expect(gone.status == 1, "\(gone.stderr)")
         // Without one, the server's refusal (up to 3 runs, as above).
         var refused = try await run(trust + store + [url])
-        for _ in 0..<2 where !refused.stderr.contains("none is configured") { refused = try await run(trust + store + [url]) }
+        for _ in 0..<2 where !refused.stderr.contains("none is configured") {
+            refused = try await run(trust + store + [url])
+        }
         #expect(refused.status == 2 && refused.stderr.contains("none is configured"), "\(refused.stderr)")
         let secretLines = keyLines + second.privateKeyPEM.split(separator: "\n").filter { !$0.hasPrefix("-----") }
         for result in results {
@@ -159,7 +179,9 @@ struct CLIClientCertificateTests {
         }
     }
 
-    @Test("an encrypted key: --cert takes its passphrase from WATTLE_CERT_PASSWORD (none: exit 1 naming it; wrong: exit 2); cert import keeps it, read from standard input")
+    @Test(
+        "an encrypted key: --cert takes its passphrase from WATTLE_CERT_PASSWORD (none: exit 1 naming it; wrong: exit 2); cert import keeps it, read from standard input"
+    )
     func encryptedKey() async throws {
         let (server, authority) = try await Self.server(authorityName: "CLI test client CA (encrypted)")
         defer { Task { try? await server.stop() } }
@@ -194,13 +216,16 @@ struct CLIClientCertificateTests {
         let store = ["--keychain", folder.appendingPathComponent("cli.keychain").path]
         // (A line ending CRLF, as a file written on Windows would give it.)
         let imported = try await CLI.run(
-            ["cert", "import", "enc", certificate.path, key.path] + store, input: .pipe(Data((passphrase + "\r\n").utf8)))
+            ["cert", "import", "enc", certificate.path, key.path] + store,
+            input: .pipe(Data((passphrase + "\r\n").utf8)))
         #expect(imported.status == 0, "\(imported.stderr)")
         try FileManager.default.removeItem(at: key)
         let kept = try await CLI.run(trust + store + ["--cert-name", "enc", url])
         #expect(kept.status == 0, "\(kept.stderr)")
         for result in [opened, none, piped, wrong, imported, kept] {
-            #expect(!result.text.contains(passphrase) && !result.stderr.contains(passphrase) && !result.stderr.contains("not-it-9Q"))
+            #expect(
+                !result.text.contains(passphrase) && !result.stderr.contains(passphrase)
+                    && !result.stderr.contains("not-it-9Q"))
         }
     }
 }

@@ -49,7 +49,9 @@ struct CLIContinueTests {
                 Request(url), to: file, resumable: true)
             Issue.record("a second download to a locked partial succeeded")
         } catch {
-            if case .fileError(_, let reason) = error { #expect(reason.contains("in progress")) } else {
+            if case .fileError(_, let reason) = error {
+                #expect(reason.contains("in progress"))
+            } else {
                 Issue.record("unexpected error: \(error)")
             }
         }
@@ -63,12 +65,16 @@ struct CLIContinueTests {
         let resumed = try await CLI.run(["-v", "--continue", "-o", file.path, url])
         #expect(resumed.status == 0, "\(resumed.stderr)")
         #expect(resumed.stderr.contains("206"), "\(resumed.stderr)")
-        #expect(resumed.stderr.lowercased().contains("content-range: bytes \(kept)-\(length - 1)/\(length)"), "\(resumed.stderr)")
+        #expect(
+            resumed.stderr.lowercased().contains("content-range: bytes \(kept)-\(length - 1)/\(length)"),
+            "\(resumed.stderr)")
         #expect(try Data(contentsOf: file) == Data(RangeResource.content(length: length, version: 1)))
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
     }
 
-    @Test("a download whose file cannot be written (the file-size limit) keeps no partial: exit 1, nothing left beside FILE")
+    @Test(
+        "a download whose file cannot be written (the file-size limit) keeps no partial: exit 1, nothing left beside FILE"
+    )
     func writeFailureKeepsNothing() async throws {
         let server = try await Servers.plain.value
         let folder = try temporaryFolder()
@@ -88,7 +94,9 @@ struct CLIContinueTests {
         #expect(try Data(contentsOf: file) == Data(RangeResource.content(length: 3_000_023, version: 1)))
     }
 
-    @Test("--stall-timeout: a silent transfer fails after it (exit 2), keeping its bytes; a negative one is a usage error")
+    @Test(
+        "--stall-timeout: a silent transfer fails after it (exit 2), keeping its bytes; a negative one is a usage error"
+    )
     func stallTimeoutOption() async throws {
         let server = try await Servers.plain.value
         let folder = try temporaryFolder()
@@ -101,7 +109,10 @@ struct CLIContinueTests {
         let result = try await CLI.run(["--stall-timeout", "\(seconds)", "--continue", "-o", file.path, url])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("stall phase after \(seconds) s"), "\(result.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [".slow.bin.wattle-partial", ".slow.bin.wattle-partial-state"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                ".slow.bin.wattle-partial", ".slow.bin.wattle-partial-state",
+            ])
         let negative = try await CLI.run(["--stall-timeout", "-1", url])
         #expect(negative.status == 1 && negative.stderr.contains("--stall-timeout"), "\(negative.stderr)")
     }

@@ -17,7 +17,8 @@ struct CLIKitTests {
         #expect(throws: RequestItemError.self) { try RequestItem.parse("plainword") }
     }
 
-    @Test("file items, httpie's: name=@file, name:=@file, name@file, @file and @-; an @ after another separator is text")
+    @Test(
+        "file items, httpie's: name=@file, name:=@file, name@file, @file and @-; an @ after another separator is text")
     func fileItems() throws {
         #expect(try RequestItem.parse("note=@notes/a.txt") == .stringFieldFromFile("note", path: "notes/a.txt"))
         #expect(try RequestItem.parse("data:=@d.json") == .jsonFieldFromFile("data", path: "d.json"))
@@ -44,18 +45,19 @@ struct CLIKitTests {
     func prettyJSON() {
         let text = #"{"z":1,"a":[true,null,"x"],"o":{},"s":"a,b:{c}"}"#
         let plain = JSONPrinter.pretty(Data(text.utf8), colours: false)
-        #expect(plain == """
-            {
-              "z": 1,
-              "a": [
-                true,
-                null,
-                "x"
-              ],
-              "o": {},
-              "s": "a,b:{c}"
-            }
-            """)
+        #expect(
+            plain == """
+                {
+                  "z": 1,
+                  "a": [
+                    true,
+                    null,
+                    "x"
+                  ],
+                  "o": {},
+                  "s": "a,b:{c}"
+                }
+                """)
         let coloured = JSONPrinter.pretty(Data(text.utf8), colours: true) ?? ""
         #expect(coloured.contains("\u{1B}[34m\"z\"\u{1B}[0m"))
         #expect(coloured.contains("\u{1B}[32m\"x\"\u{1B}[0m"))

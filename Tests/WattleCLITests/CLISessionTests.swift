@@ -5,7 +5,9 @@ import WattleDemoServer
 
 @Suite("The wattle CLI: --session NAME keeps cookies between runs, sealed in the keychain", .serialized)
 struct CLISessionTests {
-    @Test("a cookie a run is set comes back in the next run of the same session, only that one; show lists it without its value; clear forgets it")
+    @Test(
+        "a cookie a run is set comes back in the next run of the same session, only that one; show lists it without its value; clear forgets it"
+    )
     func keptBetweenRuns() async throws {
         let server = try await Servers.plain.value
         let folder = try temporaryFolder()
@@ -35,7 +37,8 @@ struct CLISessionTests {
             #expect(bytes.range(of: Data("s3cret-cookie".utf8)) == nil)
         }
         let cleared = try await CLI.run(["session", "clear", "work"] + common)
-        #expect(cleared.status == 0 && cleared.text.contains("Forgot the cookies of the session work"), "\(cleared.stderr)")
+        #expect(
+            cleared.status == 0 && cleared.text.contains("Forgot the cookies of the session work"), "\(cleared.stderr)")
         let after = try await CLI.run(["--session", "work", "echo"] + common)
         #expect(try JSONDecoder().decode(Echo.self, from: after.stdout).header("Cookie") == nil)
         let none = try await CLI.run(["session", "show", "work"] + common)
@@ -54,7 +57,9 @@ struct CLISessionTests {
         #expect(first.status == 3, "\(first.stderr)")
         let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
             for index in 1...8 {
-                group.addTask { try await CLI.run(["--session", "work", "cookies/set", "c\(index)==\(index)"] + common).status }
+                group.addTask {
+                    try await CLI.run(["--session", "work", "cookies/set", "c\(index)==\(index)"] + common).status
+                }
             }
             return try await group.reduce(into: []) { $0.append($1) }
         }

@@ -26,12 +26,18 @@ struct CLIStreamTests {
         let start = ContinuousClock.now
         // 10 s: the first event must have been printed by then, on a loaded machine too.
         let streamed = try await CLI.run(["--timeout", "10", "-S", url])
-        #expect(streamed.status == 2 && streamed.stderr.contains("Timed out in the total phase after 10 s"), "\(streamed.stderr)")
+        #expect(
+            streamed.status == 2 && streamed.stderr.contains("Timed out in the total phase after 10 s"),
+            "\(streamed.stderr)")
         #expect(streamed.text == "id: 0\ndata: {\"n\":0}\n\n")
         let files = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: files) }
-        let downloaded = try await CLI.run(["--timeout", "10", "-o", files.appendingPathComponent("events.txt").path, url])
-        #expect(downloaded.status == 2 && downloaded.stderr.contains("Timed out in the total phase after 10 s"), "\(downloaded.stderr)")
+        let downloaded = try await CLI.run([
+            "--timeout", "10", "-o", files.appendingPathComponent("events.txt").path, url,
+        ])
+        #expect(
+            downloaded.status == 2 && downloaded.stderr.contains("Timed out in the total phase after 10 s"),
+            "\(downloaded.stderr)")
         #expect(ContinuousClock.now - start < .seconds(getenv("WATTLE_TEST_SANITIZER") == nil ? 90 : 170))
     }
 
@@ -56,6 +62,7 @@ struct CLIStreamTests {
         let result = try await CLI.run(["-S", server.url("drop").absoluteString])
         #expect(result.status == 2)
         #expect(result.stdout == Data(Pattern.bytes(1000)))
-        #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("connection"), "\(result.stderr)")
+        #expect(
+            result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("connection"), "\(result.stderr)")
     }
 }

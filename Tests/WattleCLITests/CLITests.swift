@@ -44,7 +44,8 @@ enum CLI {
             Thread {
                 continuation.resume(
                     with: Swift.Result {
-                        try runBlocking(arguments, environment: environment, input: input, wrapper: wrapper, binary: binary)
+                        try runBlocking(
+                            arguments, environment: environment, input: input, wrapper: wrapper, binary: binary)
                     })
             }.start()
         }
@@ -104,7 +105,8 @@ enum CLI {
         let outputData = out.fileHandleForReading.readDataToEndOfFile()
         done.wait()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: outputData, stderr: String(decoding: box.data, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus, stdout: outputData, stderr: String(decoding: box.data, as: UTF8.self))
     }
 
     private final class Box: @unchecked Sendable { var data = Data() }
@@ -140,9 +142,13 @@ struct CLITests {
         let server = try await DemoServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url",
+            server.baseURL.absoluteString,
+        ]
         let issued = server.api.issueTokens()
-        let kept = try await CLI.run(["auth", "set-token", "-"] + common, input: .pipe(Data("  \(issued.access)\n".utf8)))
+        let kept = try await CLI.run(
+            ["auth", "set-token", "-"] + common, input: .pipe(Data("  \(issued.access)\n".utf8)))
         #expect(kept.status == 0, "\(kept.stderr)")
         #expect(!kept.text.contains(issued.access))
         #expect(try await CLI.run(["api/whoami"] + common).status == 0)
@@ -244,7 +250,9 @@ struct CLITests {
         #expect(pin.text.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
         let pinned = try await CLI.run(["--pin", "127.0.0.1=\(expected)", tls.url("user").absoluteString])
         #expect(pinned.status == 0, "\(pinned.stderr)")
-        let wrong = try await CLI.run(["--pin", "127.0.0.1=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", tls.url("user").absoluteString])
+        let wrong = try await CLI.run([
+            "--pin", "127.0.0.1=sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", tls.url("user").absoluteString,
+        ])
         #expect(wrong.status == 2)
         #expect(wrong.stderr.contains("pin"))
     }
@@ -293,12 +301,17 @@ struct CLITests {
                 options + [url],
                 environment: [variable: "http://wattle:s3cr3t@127.0.0.1:\(port)", "no_proxy": "", "NO_PROXY": ""])
             #expect(result.status == 2, "\(variable): \(result.stderr)")
-            #expect(result.stderr.contains("proxy http://127.0.0.1:\(port) (from the environment) failed"), "\(result.stderr)")
+            #expect(
+                result.stderr.contains("proxy http://127.0.0.1:\(port) (from the environment) failed"),
+                "\(result.stderr)")
             #expect(!result.stderr.contains("s3cr3t"), "\(result.stderr)")
         }
         // Without a proxy variable, a server that is not there is still the server's failure.
-        let direct = try await CLI.run(["http://127.0.0.1:\(port)/echo"], environment: ["no_proxy": "", "NO_PROXY": ""])
-        #expect(direct.status == 2 && direct.stderr.contains("127.0.0.1:\(port)") && !direct.stderr.contains("proxy"), "\(direct.stderr)")
+        let direct = try await CLI.run(
+            ["http://127.0.0.1:\(port)/echo"], environment: ["no_proxy": "", "NO_PROXY": ""])
+        #expect(
+            direct.status == 2 && direct.stderr.contains("127.0.0.1:\(port)") && !direct.stderr.contains("proxy"),
+            "\(direct.stderr)")
     }
 
     @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
@@ -308,7 +321,9 @@ struct CLITests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("out.bin")
         let size = 200 * 1024 * 1024
-        let result = try await CLI.run(["-o", file.path, server.url("bytes/\(size)").absoluteString], wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
+        let result = try await CLI.run(
+            ["-o", file.path, server.url("bytes/\(size)").absoluteString],
+            wrapper: ["/usr/bin/time", "-f", "maxrss=%M"])
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         let handle = try FileHandle(forReadingFrom: file)
@@ -336,11 +351,14 @@ struct CLITests {
         let base = server.baseURL.absoluteString
         let common = ["--keychain", keychain, "--base-url", base]
 
-        let login = try await CLI.run(["auth", "login", server.url("api/login").absoluteString, "--username", "demo", "--password", "wattle"] + common)
+        let login = try await CLI.run(
+            ["auth", "login", server.url("api/login").absoluteString, "--username", "demo", "--password", "wattle"]
+                + common)
         #expect(login.status == 0, "\(login.stderr)")
         let store = KeychainTokenStore(
             origin: server.baseURL,
-            store: try KeychainStore(fileURL: URL(fileURLWithPath: keychain), credential: .keyFile(URL(fileURLWithPath: keychain + ".key"))))
+            store: try KeychainStore(
+                fileURL: URL(fileURLWithPath: keychain), credential: .keyFile(URL(fileURLWithPath: keychain + ".key"))))
         let token = try #require(try await store.load())
         #expect(!login.text.contains(token.accessToken))
 
@@ -383,7 +401,10 @@ struct CLITests {
         let server = try await DemoServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url",
+            server.baseURL.absoluteString,
+        ]
         let login = ["auth", "login", server.url("api/login").absoluteString, "--username", "demo"]
         #expect(try await CLI.run(login + ["--password", "wattle"] + common).status == 0)
 
@@ -413,15 +434,21 @@ struct CLITests {
         let server = try await DemoServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString]
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url",
+            server.baseURL.absoluteString,
+        ]
         let issued = server.api.issueTokens()
-        let kept = try await CLI.run(["auth", "set-token", issued.access, "--refresh-token", issued.refresh, "--expires-in", "0"] + common)
+        let kept = try await CLI.run(
+            ["auth", "set-token", issued.access, "--refresh-token", issued.refresh, "--expires-in", "0"] + common)
         #expect(kept.status == 0, "\(kept.stderr)")
         // The refresh goes to a self-signed host that is not allowlisted: TLS refuses it.
         let untrusted = try await Servers.tls.value.url("api/refresh").absoluteString
         let failed = try await CLI.run(["api/whoami", "--refresh-path", untrusted] + common)
         #expect(failed.status == 1, "\(failed.stderr)")
-        #expect(failed.stderr.contains("the token refresh failed: The certificate of 127.0.0.1 is not trusted"), "\(failed.stderr)")
+        #expect(
+            failed.stderr.contains("the token refresh failed: The certificate of 127.0.0.1 is not trusted"),
+            "\(failed.stderr)")
         #expect(failed.stderr.split(separator: "\n").count == 1)
         #expect(!failed.stderr.contains(issued.refresh))
         let refreshed = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
@@ -430,7 +457,8 @@ struct CLITests {
         try await server.stop()
     }
 
-    @Test("on a terminal a binary body is a note and control characters in headers are escaped; piped, bytes are as sent")
+    @Test(
+        "on a terminal a binary body is a note and control characters in headers are escaped; piped, bytes are as sent")
     func terminalSafety() async throws {
         let server = try await Servers.plain.value
         /// Runs wattle with a terminal for its output (`script` gives it one; `script` merges
@@ -518,7 +546,9 @@ struct CLITests {
         try FileManager.default.copyItem(at: CLI.binary, to: lonely)
         let result = try await CLI.run(["demo"], binary: lonely)
         #expect(result.status == 1)
-        #expect(result.stderr.contains("wattle-demo was not found beside wattle (\(folder.path)/wattle-demo)"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("wattle-demo was not found beside wattle (\(folder.path)/wattle-demo)"),
+            "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
 }
@@ -532,12 +562,12 @@ enum DemoServerPort {
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+        }
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 }
-
-

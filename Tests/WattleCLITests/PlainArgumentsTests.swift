@@ -1,5 +1,6 @@
 import ArgumentParser
 import Testing
+
 @testable import wattle
 
 /// `wattle [METHOD] URL [ITEM ...]` with no option skips ArgumentParser

@@ -6,7 +6,9 @@ import Testing
 /// The sealed attribute encoding is the file format: each field keeps its tag forever.
 @Suite("Attribute encoding: tags, round trip, refusal")
 struct AttributeEncodingTests {
-    static func littleEndian(_ value: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) } }
+    static func littleEndian(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> ($0 * 8)) }
+    }
 
     /// Every field set to a value that differs from every other field's.
     static let full = KeychainAttributes {
@@ -79,7 +81,9 @@ struct AttributeEncodingTests {
         #expect(decoded.attributes == Self.full)
         #expect(decoded.accessibility == .afterFirstUnlock)
         #expect(decoded.synchronizable == false)
-        #expect(AttributeCoding.encode(KeychainAttributes(), accessibility: .whenUnlocked, synchronizable: false).count == 3)
+        #expect(
+            AttributeCoding.encode(KeychainAttributes(), accessibility: .whenUnlocked, synchronizable: false).count == 3
+        )
         // Set and unset fields mixed (the encoder skips unset ones): only the set ones, in tag order.
         let partial = KeychainAttributes(service: "svc", account: "acct", label: "")
         #expect(

@@ -4,7 +4,7 @@ import Testing
 @testable import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A full disk and a read-only folder, on real file systems: a 2 MiB tmpfs, and a read-only

@@ -5,7 +5,7 @@ import WattleTesting
 @testable import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 func mode(_ url: URL) -> mode_t {
@@ -94,7 +94,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
             try temporary.keychain(service: "s").set("x", forKey: "k")
             try temporary.store.withStorage { try $0.writeMeta([name: value]) }
             #expect(
-                keychainError { _ = try temporary.reopen(credential: .passphrase("pw", strength: .minimum)) } == .decode,
+                keychainError { _ = try temporary.reopen(credential: .passphrase("pw", strength: .minimum)) }
+                    == .decode,
                 "\(name) of \(value.count) bytes")
         }
     }
@@ -219,7 +220,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         } throws: { error in
             let fileError = error as? KeychainFileError
             return fileError?.reason == .insecureFolder && fileError?.path == folder.path
-                && "\(error)".contains("its mode \(String(permissions & 0o777, radix: 8)) lets the group or others write in it")
+                && "\(error)".contains(
+                    "its mode \(String(permissions & 0o777, radix: 8)) lets the group or others write in it")
                 && "\(error)".contains("chmod 700 \(folder.path)")
         }
         // Readable by others is not refused (the files themselves are 0600), and 0700 opens.
@@ -230,7 +232,9 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
     }
 
     /// Giving a folder to a group one is not in takes root (CI and `make test` here run as root).
-    @Test(.enabled(if: geteuid() == 0, "giving a folder to another group needs root"), arguments: [0o775, 0o770] as [mode_t])
+    @Test(
+        .enabled(if: geteuid() == 0, "giving a folder to another group needs root"),
+        arguments: [0o775, 0o770] as [mode_t])
     func aFolderASharedGroupMayWriteInIsRefused(permissions: mode_t) throws {
         let temporary = try TemporaryKeychain()
         try Keychain(service: "s", store: temporary.store).set("v", forKey: "k")
@@ -242,7 +246,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         #expect {
             _ = try temporary.reopen()
         } throws: { error in
-            (error as? KeychainFileError)?.reason == .insecureFolder && "\(error)".contains("lets the group or others write in it")
+            (error as? KeychainFileError)?.reason == .insecureFolder
+                && "\(error)".contains("lets the group or others write in it")
         }
     }
 
@@ -267,7 +272,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         #expect {
             _ = try temporary.reopen()
         } throws: { error in
-            (error as? KeychainFileError)?.reason == .insecureFolder && "\(error)".contains("it belongs to another user")
+            (error as? KeychainFileError)?.reason == .insecureFolder
+                && "\(error)".contains("it belongs to another user")
         }
         chown(folder.path, 0, 0)
         #expect(try Keychain(service: "s", store: temporary.reopen()).string(forKey: "k") == "v")
@@ -278,7 +284,8 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         let notAFolder = temporary.fileURL.deletingLastPathComponent().appendingPathComponent("plain")
         try Data("x".utf8).write(to: notAFolder)
         #expect {
-            try KeychainStore(fileURL: notAFolder.appendingPathComponent("k.keychain"), credential: .passphrase("p")).open()
+            try KeychainStore(fileURL: notAFolder.appendingPathComponent("k.keychain"), credential: .passphrase("p"))
+                .open()
         } throws: { error in
             (error as? KeychainFileError)?.reason == .cannotCreate && "\(error)".contains("Not a directory")
         }

@@ -4,7 +4,7 @@ import Testing
 @testable import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A writer that sets and removes values of all sizes is SIGKILLed at random moments, round

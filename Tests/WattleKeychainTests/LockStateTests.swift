@@ -65,13 +65,18 @@ import WattleKeychain
         try keychain.accessibility(.afterFirstUnlock).set("background", forKey: "b")
         store.lock()
         // A set with a weaker accessibility would replace an item no one may read while locked.
-        #expect(keychainError { try keychain.accessibility(.afterFirstUnlock).set("other", forKey: "k") } == .interactionNotAllowed)
+        #expect(
+            keychainError { try keychain.accessibility(.afterFirstUnlock).set("other", forKey: "k") }
+                == .interactionNotAllowed)
         let query = KeychainQuery.genericPassword(service: "svc", account: "k")
         let weaker = KeychainUpdate(data: Data("other".utf8), accessibility: .afterFirstUnlock)
         #expect(keychainError { try store.update(query, with: weaker) } == .interactionNotAllowed)
         // A query over the service that also matches the background item changes nothing either.
         let service = KeychainQuery(.genericPassword, attributes: KeychainAttributes(service: "svc"), matchLimit: .all)
-        #expect(keychainError { try store.update(service, with: KeychainUpdate(attributes: KeychainAttributes(label: "l"))) } == .interactionNotAllowed)
+        #expect(
+            keychainError {
+                try store.update(service, with: KeychainUpdate(attributes: KeychainAttributes(label: "l")))
+            } == .interactionNotAllowed)
         // Background items change as usual, and removing is allowed (as on Apple platforms).
         try keychain.accessibility(.afterFirstUnlock).set("background 2", forKey: "b")
         try fixture.unlock()

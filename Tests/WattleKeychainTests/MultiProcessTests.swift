@@ -5,7 +5,7 @@ import WattleTesting
 @testable import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Several processes on one keychain file, and a writer killed at random moments. Needs the

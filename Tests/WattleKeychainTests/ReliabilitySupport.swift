@@ -4,7 +4,7 @@ import Testing
 @testable import WattleKeychain
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// Knobs and figures of the reliability suite (RELIABILITY.md).

@@ -1,26 +1,34 @@
 import Foundation
 import Testing
+import WattleTesting
 
 @testable import WattleKeychain
-import WattleTesting
 
 /// `Keychain.updateValue(forKey:_:)`: a read and a write in one transaction.
 @Suite struct UpdateValueTests {
     struct Refused: Error {}
 
-    @Test("the change sees the stored value (nil when none); what it returns is stored, nil removes the item", arguments: StoreKind.allCases)
+    @Test(
+        "the change sees the stored value (nil when none); what it returns is stored, nil removes the item",
+        arguments: StoreKind.allCases)
     func readsThenWrites(kind: StoreKind) throws {
         let keychain = try kind.make().keychain()
         var seen: [Data?] = []
-        try keychain.updateValue(forKey: "k") { seen.append($0); return Data("one") }
-        try keychain.updateValue(forKey: "k") { seen.append($0); return $0.map { $0 + Data(" two") } }
+        try keychain.updateValue(forKey: "k") {
+            seen.append($0); return Data("one")
+        }
+        try keychain.updateValue(forKey: "k") {
+            seen.append($0); return $0.map { $0 + Data(" two") }
+        }
         #expect(seen == [nil, Data("one")])
         #expect(try keychain.data(forKey: "k") == Data("one two"))
         try keychain.updateValue(forKey: "k") { _ in nil }
         #expect(try !keychain.hasValue(forKey: "k"))
     }
 
-    @Test("a change that throws writes nothing; a damaged item throws decode without calling the change", arguments: StoreKind.allCases)
+    @Test(
+        "a change that throws writes nothing; a damaged item throws decode without calling the change",
+        arguments: StoreKind.allCases)
     func failures(kind: StoreKind) throws {
         let fixture = try kind.make()
         let keychain = fixture.keychain()
@@ -33,7 +41,12 @@ import WattleTesting
         row.secret[row.secret.count - 1] ^= 1
         try fixture.store.withStorage { storage in try storage.write { try storage.upsert(row) } }
         var called = false
-        #expect(keychainError { try keychain.updateValue(forKey: "k") { _ in called = true; return nil } } == .decode)
+        #expect(
+            keychainError {
+                try keychain.updateValue(forKey: "k") { _ in
+                    called = true; return nil
+                }
+            } == .decode)
         #expect(!called)
         #expect(try keychain.hasValue(forKey: "k"))
     }

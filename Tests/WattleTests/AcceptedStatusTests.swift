@@ -59,7 +59,8 @@ struct AcceptedStatusTests {
         let kept = try await session.download(unchanged, to: destination)
         #expect(kept.statusCode == 304 && kept.fileURL == nil)
         #expect(try Data(contentsOf: destination) == Data("what we had".utf8))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["cached.txt"], "no partial file left")
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["cached.txt"], "no partial file left")
 
         var changed = Request("etag/v2", headers: ["If-None-Match": "\"v1\""])
         changed.acceptedStatuses = [304]
@@ -95,9 +96,13 @@ struct AcceptedStatusTests {
         let session = Session(
             configuration: Configuration {
                 $0.baseURL = URL(string: "https://api.test/")
-                $0.authenticator = Authenticator(store: InMemoryTokenStore(AuthToken(accessToken: "old", refreshToken: "r"))) {
+                $0.authenticator = Authenticator(
+                    store: InMemoryTokenStore(AuthToken(accessToken: "old", refreshToken: "r"))
+                ) {
                     _, _ in
-                    let count = refreshes.withLock { $0 += 1; return $0 }
+                    let count = refreshes.withLock {
+                        $0 += 1; return $0
+                    }
                     return AuthToken(accessToken: "new-\(count)", refreshToken: "r")
                 }
             }, transport: stub)

@@ -2,10 +2,11 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import Wattle
 import WattleDemoServer
 import WattleKeychain
 import WattleTesting
+
+@testable import Wattle
 
 /// A fresh demo server, a session whose authenticator refreshes through `/api/refresh`, and
 /// its token store.
@@ -45,7 +46,8 @@ struct AuthenticationTests {
         #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == bearer)
 
         let other = try await TestServer.other()  // same host, another port
-        #expect(try await session.get(other.url("echo").absoluteString).decode(Echo.self).header("Authorization") == nil)
+        #expect(
+            try await session.get(other.url("echo").absoluteString).decode(Echo.self).header("Authorization") == nil)
         let otherHost = fixture.server.url("echo", host: "localhost").absoluteString  // same port, another host
         #expect(try await session.get(otherHost).decode(Echo.self).header("Authorization") == nil)
         let tls = try await TLSServers.server()  // another scheme
@@ -127,7 +129,8 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
-    @Test("a refresh that cannot reach the server fails with authenticationFailed naming the cause, and keeps the token")
+    @Test(
+        "a refresh that cannot reach the server fails with authenticationFailed naming the cause, and keeps the token")
     func unreachableRefresh() async throws {
         let unreachable = "http://127.0.0.1:\(try refusedPort())/api/refresh"
         let calls = Mutex(0)
@@ -138,7 +141,8 @@ struct AuthenticationTests {
                     count += 1
                     return count
                 }
-                return try await Authenticator.postRefreshToken(to: call <= 6 ? unreachable : "api/refresh")(current, session)
+                return try await Authenticator.postRefreshToken(to: call <= 6 ? unreachable : "api/refresh")(
+                    current, session)
             }
         }
         for _ in 1...6 {
@@ -200,7 +204,8 @@ struct AuthenticationTests {
         let (fixture, request) = try await requestWaitingOnRefresh { try await $0.get("echo").decode(Echo.self) }
         let session = fixture.session
         let other = fixture.server.api.issueTokens(for: "other")
-        let signedIn = AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
+        let signedIn = AuthToken(
+            accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
         try await session.signIn(with: signedIn)
         #expect(try await request.value.header("Authorization") == "Bearer \(other.access)")
         #expect(try await fixture.store.load() == signedIn)
@@ -214,7 +219,8 @@ struct AuthenticationTests {
         let fixture = try await AuthFixture.make()
         let other = try await DemoServer.start()
         await expectWattleError({
-            _ = try await fixture.session.get("redirect/302", parameters: ["to": other.url("api/whoami").absoluteString])
+            _ = try await fixture.session.get(
+                "redirect/302", parameters: ["to": other.url("api/whoami").absoluteString])
         }) { $0.response?.statusCode == 401 && $0.response?.url.port == other.port }
         #expect(fixture.server.stats.hits("/api/refresh") == 0)
         #expect(other.stats.hits("/api/whoami") == 1)
@@ -222,12 +228,15 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
-    @Test("a 401 from the API after a redirect went to another origin and back refreshes nothing: the token was dropped")
+    @Test(
+        "a 401 from the API after a redirect went to another origin and back refreshes nothing: the token was dropped")
     func refusalAfterARoundTripIsNotTheTokens() async throws {
         let fixture = try await AuthFixture.make()
         let other = try await DemoServer.start()
         let back = fixture.server.url("api/whoami").absoluteString
-        let via = other.url("redirect/302").absoluteString + "?to=" + back.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!
+        let via =
+            other.url("redirect/302").absoluteString + "?to=" + back.addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!
         await expectWattleError({ _ = try await fixture.session.get("redirect/302", parameters: ["to": via]) }) {
             $0.response?.statusCode == 401 && $0.response?.url.port == fixture.server.port
                 && $0.response?.metrics.redirectCount == 2
@@ -259,7 +268,8 @@ struct AuthenticationTests {
         let session = fixture.session
         let other = fixture.server.api.issueTokens()
         try await session.signIn(
-            with: AuthToken(accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600)))
+            with: AuthToken(
+                accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600)))
         fixture.server.api.expireAccessTokens()  // the new token is refused at once
         #expect(try await session.get("api/whoami").statusCode == 200)
         #expect(fixture.server.stats.hits("/api/refresh") == 2)
@@ -287,11 +297,14 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
-    @Test("two sessions on one store (two processes): the one whose reused refresh token is refused takes up the other's new token, and nothing is cleared")
+    @Test(
+        "two sessions on one store (two processes): the one whose reused refresh token is refused takes up the other's new token, and nothing is cleared"
+    )
     func rejectedRefreshTakesTheTokenAnotherSessionSaved() async throws {
         let fixture = try await AuthFixture.make()
         let second = makeSession(fixture.server) {
-            $0.authenticator = Authenticator(store: fixture.store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+            $0.authenticator = Authenticator(
+                store: fixture.store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
         }
         // Both have read the same token before it expires on the server.
         #expect(try await fixture.session.get("api/whoami").statusCode == 200)
@@ -428,7 +441,8 @@ struct AuthenticationTests {
             ) { current, bare in
                 let echo = try await bare.get("echo").decode(Echo.self)
                 seen.withLock { $0 = echo.header("Authorization") }
-                let response = try await bare.post("api/refresh", parameters: ["refresh_token": current.refreshToken ?? ""])
+                let response = try await bare.post(
+                    "api/refresh", parameters: ["refresh_token": current.refreshToken ?? ""])
                 return try AuthToken(oauthResponse: response, previous: current)
             }
         }
@@ -598,7 +612,9 @@ struct RetryTests {
         let server = try await TestServer.shared()
         let session = makeSession(server) { $0.retry = RetryPolicy(maximumAttempts: 5, baseDelay: .milliseconds(10)) }
         let path = "flaky/\(UUID().uuidString)"
-        await expectWattleError({ _ = try await session.send(Request(path, method: .post, query: ["failures": 1, "retry_after": 0])) }) {
+        await expectWattleError({
+            _ = try await session.send(Request(path, method: .post, query: ["failures": 1, "retry_after": 0]))
+        }) {
             $0.response?.statusCode == 503
         }
         #expect(server.stats.hits("/" + path) == 1)
@@ -617,7 +633,9 @@ struct RetryTests {
         }
         #expect(server.stats.hits("/" + failing) == 3)
         let notRetryable = "flaky/\(UUID().uuidString)"
-        await expectWattleError({ _ = try await session.get(notRetryable, parameters: ["failures": 10, "status": 500]) }) {
+        await expectWattleError({
+            _ = try await session.get(notRetryable, parameters: ["failures": 10, "status": 500])
+        }) {
             $0.response?.statusCode == 500
         }
         #expect(server.stats.hits("/" + notRetryable) == 1)

@@ -25,24 +25,30 @@ struct BasicAuthTests {
 
     @Test("the RFC 7617 examples encode byte for byte, in UTF-8; an empty password and colons in it are kept")
     func encoding() throws {
-        #expect(try AuthToken.basic(username: "Aladdin", password: "open sesame").authorizationValue == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
+        #expect(
+            try AuthToken.basic(username: "Aladdin", password: "open sesame").authorizationValue
+                == "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
         #expect(try AuthToken.basic(username: "test", password: "123£").authorizationValue == "Basic dGVzdDoxMjPCow==")
         let key = try AuthToken.basic(username: "sk_test_4eC39HqLyjWDarjtT1zdp7dc", password: "")
         #expect(Data(base64Encoded: key.accessToken) == Data("sk_test_4eC39HqLyjWDarjtT1zdp7dc:".utf8))
-        #expect(try AuthToken.basic(username: "u", password: "a:b:c").accessToken == Data("u:a:b:c".utf8).base64EncodedString())
+        #expect(
+            try AuthToken.basic(username: "u", password: "a:b:c").accessToken
+                == Data("u:a:b:c".utf8).base64EncodedString())
         #expect(key.tokenType == "Basic" && key.refreshToken == nil && key.expiresAt == nil)
     }
 
-    @Test("a colon in the username, or a control character in either, is refused naming the code, never the password", arguments: [
-        ("ali:ce", "s3cret-1", "colon"),
-        ("alice", "s3cret-2\n", "U+000A"),
-        ("al\u{7F}ice", "s3cret-3", "U+007F"),
-        ("alice", "s3cret\u{85}-4", "U+0085"),
-        ("alice", "s3cret\0-5", "U+0000"),
-        ("alice\t", "s3cret-6", "U+0009"),
-        // A colon followed by a combining mark is one Character, but the server splits at the byte.
-        ("bob:\u{301}x", "s3cret-7", "colon"),
-    ])
+    @Test(
+        "a colon in the username, or a control character in either, is refused naming the code, never the password",
+        arguments: [
+            ("ali:ce", "s3cret-1", "colon"),
+            ("alice", "s3cret-2\n", "U+000A"),
+            ("al\u{7F}ice", "s3cret-3", "U+007F"),
+            ("alice", "s3cret\u{85}-4", "U+0085"),
+            ("alice", "s3cret\0-5", "U+0000"),
+            ("alice\t", "s3cret-6", "U+0009"),
+            // A colon followed by a combining mark is one Character, but the server splits at the byte.
+            ("bob:\u{301}x", "s3cret-7", "colon"),
+        ])
     func refused(username: String, password: String, expected: String) {
         do {
             _ = try AuthToken.basic(username: username, password: password)
@@ -88,8 +94,10 @@ struct BasicAuthTests {
         #expect(accepted.statusCode == 200)
         let body = try accepted.json()
         #expect(body["authenticated"] == .bool(true) && body["user"] == .string("alice"))
-        await expectWattleError({ _ = try await Self.session(server, password: "pässwörd-£2").get(Self.path) }) { error in
-            error.response?.statusCode == 401 && error.response?.headers["WWW-Authenticate"]?.hasPrefix("Basic ") == true
+        await expectWattleError({ _ = try await Self.session(server, password: "pässwörd-£2").get(Self.path) }) {
+            error in
+            error.response?.statusCode == 401
+                && error.response?.headers["WWW-Authenticate"]?.hasPrefix("Basic ") == true
         }
     }
 
@@ -116,14 +124,19 @@ struct BasicAuthTests {
         let other = try await TestServer.other()
         let session = try Self.session(server, password: "pässwörd-£1")
         let own = try await session.get("echo").decode(Echo.self)
-        #expect(own.header("Authorization") == (try AuthToken.basic(username: "alice", password: "pässwörd-£1").authorizationValue))
+        #expect(
+            own.header("Authorization")
+                == (try AuthToken.basic(username: "alice", password: "pässwörd-£1").authorizationValue))
         let direct = try await session.get(other.url("echo").absoluteString).decode(Echo.self)
         #expect(direct.header("Authorization") == nil)
-        let redirected = try await session.get("redirect/302", parameters: ["to": other.url("echo").absoluteString]).decode(Echo.self)
+        let redirected = try await session.get("redirect/302", parameters: ["to": other.url("echo").absoluteString])
+            .decode(Echo.self)
         #expect(redirected.path == "/echo" && redirected.header("Authorization") == nil)
     }
 
-    @Test("kept in a keychain file, the credentials open the API in a later session; the file holds neither them nor their base64")
+    @Test(
+        "kept in a keychain file, the credentials open the API in a later session; the file holds neither them nor their base64"
+    )
     func keptInKeychain() async throws {
         let server = try await TestServer.shared()
         let temporary = try TemporaryKeychain()
@@ -137,7 +150,8 @@ struct BasicAuthTests {
         let later = makeSession(server) { $0.authenticator = Authenticator(store: store) }
         #expect(try await later.get(Self.path).statusCode == 200)
         // The file and its WAL, where the write sits until a checkpoint.
-        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"]
+        where FileManager.default.fileExists(atPath: path) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(bytes.range(of: Data("pässwörd-£1".utf8)) == nil && bytes.range(of: Data("alice".utf8)) == nil)
             #expect(bytes.range(of: Data(token.accessToken.utf8)) == nil)

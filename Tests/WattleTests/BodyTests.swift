@@ -59,7 +59,8 @@ struct BodyTests {
     func largeBody() async throws {
         let server = try await TestServer.shared()
         let bytes = Data(repeating: 0x61, count: 5 * 1024 * 1024)
-        let echo = try await makeSession(server).send(Request("echo", method: .post, body: .data(bytes))).decode(Echo.self)
+        let echo = try await makeSession(server).send(Request("echo", method: .post, body: .data(bytes))).decode(
+            Echo.self)
         #expect(echo.bodyLength == bytes.count)
         #expect(echo.header("Expect") == nil)
     }
@@ -91,12 +92,16 @@ struct MultipartTests {
         let server = try await TestServer.shared()
         let file = Data([0x00, 0xFF, 0x41, 0x0D, 0x0A])
         let body = RequestBody.multipart(
-            [.field("title", "Holiday \"2026\""), .file("photo", filename: "koala\r\n.jpg", contentType: "image/jpeg", data: file)],
+            [
+                .field("title", "Holiday \"2026\""),
+                .file("photo", filename: "koala\r\n.jpg", contentType: "image/jpeg", data: file),
+            ],
             boundary: "XyZ")
         let echo = try await makeSession(server).send(Request("echo", method: .post, body: body)).decode(Echo.self)
         #expect(echo.header("Content-Type") == "multipart/form-data; boundary=XyZ")
         #expect(echo.bodyLength == body.data.count)
-        let expectedStart = "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday \"2026\"\r\n"
+        let expectedStart =
+            "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday \"2026\"\r\n"
             + "--XyZ\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"koala .jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
         #expect(body.data.starts(with: Data(expectedStart.utf8)))
         #expect(body.data.suffix(9) == Data("--XyZ--\r\n".utf8))

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Wattle
+import WattleDemoServer
 
 @Suite("One session carries many requests at once")
 struct ConcurrencyTests {
@@ -60,8 +61,6 @@ struct ConcurrencyTests {
         #expect(metrics.remotePort == server.port)
     }
 }
-
-import WattleDemoServer
 
 /// A server of its own, for tests that count connections.
 enum DemoServerFixture {

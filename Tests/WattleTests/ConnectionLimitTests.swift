@@ -25,7 +25,8 @@ struct ConnectionLimitTests {
                 group.addTask {
                     let post = index.isMultiple(of: 2)
                     let request = Request(
-                        "echo", method: post ? .post : .get, query: ["id": index], body: post ? .json(["id": index]) : .none)
+                        "echo", method: post ? .post : .get, query: ["id": index],
+                        body: post ? .json(["id": index]) : .none)
                     let echo = try await session.send(request).decode(Echo.self)
                     #expect(echo.query == "id=\(index)" && echo.method == (post ? "POST" : "GET"))
                     if post { #expect(echo.body == #"{"id":\#(index)}"#) }
@@ -39,7 +40,8 @@ struct ConnectionLimitTests {
 
     @Test("HTTP/2 with GOAWAY every 5 streams: every sequential request succeeds on a new connection after it")
     func http2GoAway() async throws {
-        let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true, maximumRequestsPerConnection: 5)
+        let server = try await DemoServer.start(
+            tls: try TLSServers.identity.get(), http2: true, maximumRequestsPerConnection: 5)
         let session = tlsSession {
             $0.baseURL = server.baseURL
             $0.trust.selfSignedHosts = ["127.0.0.1"]
@@ -59,7 +61,9 @@ struct ConnectionLimitTests {
     /// gives up after 5: a kept handle failed its sixth retry in its life ("Connection died,
     /// tried 5 times before giving up"). Sequential requests reuse one handle, so this fails
     /// without Wattle resetting a handle whose transfer was retried.
-    @Test("a server closing each reused connection as the next request arrives: 40 sequential requests, 39 of them retried, all succeed")
+    @Test(
+        "a server closing each reused connection as the next request arrives: 40 sequential requests, 39 of them retried, all succeed"
+    )
     func retriedOnNewConnection() async throws {
         let server = try await DemoServer.start(closeUnansweredAfter: 1)
         let session = makeSession(server)

@@ -19,15 +19,22 @@ struct CookieJarMergeTests {
         CookieJarMerge.merge(ours: ours, base: base, theirs: theirs, now: now).lines
     }
 
-    @Test("a cookie set or changed here replaces the stored one; one unchanged here keeps the stored, newer one; the stored order is kept, new ones last")
+    @Test(
+        "a cookie set or changed here replaces the stored one; one unchanged here keeps the stored, newer one; the stored order is kept, new ones last"
+    )
     func changes() {
         let base = Self.jar(Self.line("x", "1"), Self.line("y", "1"))
         let ours = Self.jar(Self.line("x", "1"), Self.line("y", "2"), Self.line("n", "1"))
         let theirs = Self.jar(Self.line("t", "1"), Self.line("x", "9"), Self.line("y", "1"))
-        #expect(Self.merged(ours: ours, base: base, theirs: theirs) == [Self.line("t", "1"), Self.line("x", "9"), Self.line("y", "2"), Self.line("n", "1")])
+        #expect(
+            Self.merged(ours: ours, base: base, theirs: theirs) == [
+                Self.line("t", "1"), Self.line("x", "9"), Self.line("y", "2"), Self.line("n", "1"),
+            ])
     }
 
-    @Test("a server's removal here removes the stored cookie whatever its line there; an expiry here does not remove another session's fresh one")
+    @Test(
+        "a server's removal here removes the stored cookie whatever its line there; an expiry here does not remove another session's fresh one"
+    )
     func removals() {
         let base = Self.jar(Self.line("gone", "1"), Self.line("old", "1", expires: 60), Self.line("keep", "1"))
         let ours = Self.jar(Self.line("keep", "1"))
@@ -39,7 +46,9 @@ struct CookieJarMergeTests {
         #expect(later == [Self.line("old", "2", expires: 3600), Self.line("keep", "1")])
     }
 
-    @Test("identity is name, domain in any case and with or without a leading dot, path and subdomain flag; expired and unreadable lines are left out")
+    @Test(
+        "identity is name, domain in any case and with or without a leading dot, path and subdomain flag; expired and unreadable lines are left out"
+    )
     func identityAndExpiry() {
         let upper = "API.test\tFALSE\t/\tFALSE\t0\tx\t2"
         let otherPath = "api.test\tFALSE\t/p\tFALSE\t0\tx\t3"
@@ -56,6 +65,9 @@ struct CookieJarMergeTests {
         let httpOnly = "#HttpOnly_api.test\tFALSE\t/\tFALSE\t0\tx\t3"
         #expect(Self.jar(host, domain).lines == [host, domain])
         #expect(Self.jar(host, httpOnly).lines == [httpOnly])
-        #expect(Self.merged(ours: Self.jar(httpOnly), base: Self.jar(host), theirs: Self.jar(host, domain)) == [httpOnly, domain])
+        #expect(
+            Self.merged(ours: Self.jar(httpOnly), base: Self.jar(host), theirs: Self.jar(host, domain)) == [
+                httpOnly, domain,
+            ])
     }
 }

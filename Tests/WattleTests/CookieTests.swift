@@ -6,7 +6,9 @@ import WattleDemoServer
 @Suite("Cookies: kept per session when asked, sent back as RFC 6265 scopes them, values never shown")
 struct CookieTests {
     /// A session with a cookie jar whose host names all reach the test server on 127.0.0.1.
-    static func jar(_ server: DemoServer, names: [String] = [], _ configure: (inout Configuration) -> Void = { _ in }) -> Session {
+    static func jar(_ server: DemoServer, names: [String] = [], _ configure: (inout Configuration) -> Void = { _ in })
+        -> Session
+    {
         makeSession(server) {
             $0.cookies = .inMemory
             $0.hostOverrides = names.map { .init(host: $0, port: server.port, address: "127.0.0.1") }
@@ -19,7 +21,8 @@ struct CookieTests {
         let header = try await session.get(url).decode(Echo.self).headerValues("Cookie")
         var cookies: [String: String] = [:]
         for pair in header.flatMap({ $0.split(separator: ";") }) {
-            let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let parts = pair.trimmingCharacters(in: .whitespaces).split(
+                separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             cookies[String(parts[0])] = parts.count > 1 ? String(parts[1]) : ""
         }
         return cookies
@@ -27,7 +30,8 @@ struct CookieTests {
 
     /// An endpoint whose answer sets these cookies.
     static func setting(_ cookies: String...) -> String {
-        "response-headers?" + cookies.map { "Set-Cookie=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
+        "response-headers?"
+            + cookies.map { "Set-Cookie=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) }
             .joined(separator: "&")
     }
 
@@ -45,7 +49,8 @@ struct CookieTests {
     func keptAndSentBack() async throws {
         let server = try await TestServer.shared()
         let session = Self.jar(server)
-        let redirected = try await session.get("cookies/set", parameters: ["session": "abc", "theme": "dark"]).decode(Echo.self)
+        let redirected = try await session.get("cookies/set", parameters: ["session": "abc", "theme": "dark"]).decode(
+            Echo.self)
         #expect(redirected.path == "/echo")
         #expect(redirected.headerValues("Cookie").count == 1)
         #expect(try await Self.sent(session, "echo") == ["session": "abc", "theme": "dark"])
@@ -84,7 +89,9 @@ struct CookieTests {
         let server = try await TestServer.shared()
         let session = Self.jar(server, names: ["a.api.test", "b.api.test", "evil.test", "shop.co.uk", "other.co.uk"])
         let port = server.port
-        _ = try await session.get("http://a.api.test:\(port)/" + Self.setting("shared=1; Domain=api.test; Path=/", "stolen=1; Domain=evil.test; Path=/"))
+        _ = try await session.get(
+            "http://a.api.test:\(port)/"
+                + Self.setting("shared=1; Domain=api.test; Path=/", "stolen=1; Domain=evil.test; Path=/"))
         #expect(try await Self.sent(session, "http://b.api.test:\(port)/echo") == ["shared": "1"])
         #expect(try await Self.sent(session, "http://evil.test:\(port)/echo").isEmpty)
         _ = try await session.get("http://shop.co.uk:\(port)/" + Self.setting("suffix=1; Domain=co.uk; Path=/"))
@@ -95,7 +102,8 @@ struct CookieTests {
     @Test("a Secure cookie is taken and sent over https only, ports aside")
     func secure() async throws {
         let plain = try await TestServer.shared()
-        let tls = try await DemoServer.start(tls: try TLSIdentity.selfSigned(names: ["api.test"], addresses: ["127.0.0.1"]))
+        let tls = try await DemoServer.start(
+            tls: try TLSIdentity.selfSigned(names: ["api.test"], addresses: ["127.0.0.1"]))
         let session = makeSession(plain) {
             $0.cookies = .inMemory
             $0.trust.selfSignedHosts = ["api.test"]
@@ -115,23 +123,29 @@ struct CookieTests {
         #expect(try await Self.sent(session, secure + "echo") == ["token": "s3cret", "plain": "1"])
     }
 
-    @Test("a request's own Host header scopes its cookies, and neither it nor they follow to the next request or another origin")
+    @Test(
+        "a request's own Host header scopes its cookies, and neither it nor they follow to the next request or another origin"
+    )
     func customHost() async throws {
         let server = try await TestServer.shared()
         let session = Self.jar(server, names: ["api.test", "other.test"])
         let port = server.port
         // As libcurl does, cookies are stored for the name the Host header gives.
-        _ = try await session.send(Request(
-            "http://other.test:\(port)/" + Self.setting("bank=s3cret; Path=/"), headers: ["Host": "api.test:\(port)"]))
+        _ = try await session.send(
+            Request(
+                "http://other.test:\(port)/" + Self.setting("bank=s3cret; Path=/"),
+                headers: ["Host": "api.test:\(port)"]))
         #expect(try await Self.sent(session, "http://api.test:\(port)/echo") == ["bank": "s3cret"])
         // The next requests, on whatever handle, pick cookies by their own host.
         for _ in 0..<3 {
             #expect(try await Self.sent(session, "http://other.test:\(port)/echo").isEmpty)
         }
         // A redirect to another origin drops the Host header, and the cookies chosen by it.
-        let hop = try await session.send(Request(
-            "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
-            headers: ["Host": "api.test:\(port)"])).decode(Echo.self)
+        let hop = try await session.send(
+            Request(
+                "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
+                headers: ["Host": "api.test:\(port)"])
+        ).decode(Echo.self)
         #expect(hop.header("Host") == "other.test:\(port)" && hop.header("Cookie") == nil)
     }
 
@@ -140,22 +154,30 @@ struct CookieTests {
         let server = try await TestServer.shared()
         let session = Self.jar(server, names: ["api.test", "other.test"])
         let port = server.port
-        let hop = try await session.send(Request(
-            "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
-            headers: ["Cookie": "mine=s3cret"])).decode(Echo.self)
+        let hop = try await session.send(
+            Request(
+                "http://api.test:\(port)/redirect/302", query: ["to": "http://other.test:\(port)/echo"],
+                headers: ["Cookie": "mine=s3cret"])
+        ).decode(Echo.self)
         #expect(hop.header("Cookie") == nil)
         #expect(try await session.cookies().isEmpty)
         // An empty Cookie header adds nothing, not an empty field.
-        #expect(try await session.send(Request("http://api.test:\(port)/echo", headers: ["Cookie": ""])).decode(Echo.self)
-            .header("Cookie") == nil)
+        #expect(
+            try await session.send(Request("http://api.test:\(port)/echo", headers: ["Cookie": ""])).decode(Echo.self)
+                .header("Cookie") == nil)
     }
 
-    @Test("cookies() lists the jar with its attributes; no description or dump shows a value; removeAllCookies empties it")
+    @Test(
+        "cookies() lists the jar with its attributes; no description or dump shows a value; removeAllCookies empties it"
+    )
     func listAndRemove() async throws {
         let server = try await TestServer.shared()
         let session = Self.jar(server, names: ["api.test"])
         let api = "http://api.test:\(server.port)/"
-        _ = try await session.get(api + Self.setting("sid=s3cret-value; HttpOnly; Path=/", "pref=x; Max-Age=3600; Domain=api.test; Path=/echo"))
+        _ = try await session.get(
+            api
+                + Self.setting(
+                    "sid=s3cret-value; HttpOnly; Path=/", "pref=x; Max-Age=3600; Domain=api.test; Path=/echo"))
         let cookies = try await session.cookies().sorted { $0.name < $1.name }
         #expect(cookies.map(\.name) == ["pref", "sid"])
         let (pref, sid) = (cookies[0], cookies[1])

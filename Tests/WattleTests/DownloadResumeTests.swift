@@ -48,19 +48,22 @@ struct DownloadResumeTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("big.bin")
         let cut = 600_000
-        await expectWattleError({
-            _ = try await session.download("resource/\(length)?cut=\(cut)", to: destination, resumable: true)
-        }, matches: isConnectionLost)
+        await expectWattleError(
+            {
+                _ = try await session.download("resource/\(length)?cut=\(cut)", to: destination, resumable: true)
+            }, matches: isConnectionLost)
         // The bytes that arrived are kept, with the state that names them; no destination yet.
         #expect(try files(in: folder) == [".big.bin.wattle-partial", ".big.bin.wattle-partial-state"])
         let partial = folder.appendingPathComponent(".big.bin.wattle-partial")
         #expect(try Data(contentsOf: partial) == Data(RangeResource.content(length: length, version: 1).prefix(cut)))
-        let state = try String(contentsOf: folder.appendingPathComponent(".big.bin.wattle-partial-state"), encoding: .utf8)
+        let state = try String(
+            contentsOf: folder.appendingPathComponent(".big.bin.wattle-partial-state"), encoding: .utf8)
         #expect(!state.contains("resource"), "the state file holds the URL's hash, not the URL")
 
         let reports = ProgressLog()
         let response = try await session.download(
-            "resource/\(length)?cut=\(cut)", to: destination, resumable: true) { reports.record($0) }
+            "resource/\(length)?cut=\(cut)", to: destination, resumable: true
+        ) { reports.record($0) }
         #expect(response.statusCode == 206)
         #expect(response.headers["X-Range-Received"] == "bytes=\(cut)-")
         #expect(response.headers["X-If-Range-Received"] == "\"res-\(length)-v1\"")
@@ -96,7 +99,9 @@ struct DownloadResumeTests {
         #expect(try files(in: folder) == ["file.bin"])
     }
 
-    @Test("a file that changed on the server is downloaded whole, never spliced onto the old bytes", arguments: ["etag", "date"])
+    @Test(
+        "a file that changed on the server is downloaded whole, never spliced onto the old bytes",
+        arguments: ["etag", "date"])
     func changedFileStartsOver(validator: String) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -105,7 +110,8 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("file.bin")
         let length = validator == "etag" ? 200_004 : 200_005
         let path = "resource/\(length)?cut=50000&change_after=1&validator=\(validator)"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let response = try await session.download(path, to: destination, resumable: true)
         // If-Range named version 1; the server has version 2 and answered the range request
         // with all of it. That answer was stopped (the partial had to be emptied, durably,
@@ -125,7 +131,8 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("file.bin")
         let length = 200_006
         let path = "resource/\(length)?cut=70000&validator=date"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let response = try await session.download(path, to: destination, resumable: true)
         #expect(response.statusCode == 206)
         #expect(response.headers["X-If-Range-Received"] == "Mon, 02 Nov 2026 10:00:00 GMT")
@@ -141,7 +148,8 @@ struct DownloadResumeTests {
         try Data("previous".utf8).write(to: destination)
         let length = validator == "none" ? 200_007 : 200_008
         let path = "resource/\(length)?cut=50000&validator=\(validator)"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         #expect(try files(in: folder) == ["file.bin"])
         #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
         let response = try await session.download(path, to: destination, resumable: true)
@@ -150,7 +158,9 @@ struct DownloadResumeTests {
         try expectContent(of: destination, length: length)
     }
 
-    @Test("a server that ignores ranges, or answers another range, gets the file downloaded whole", arguments: ["no", "wrong"])
+    @Test(
+        "a server that ignores ranges, or answers another range, gets the file downloaded whole",
+        arguments: ["no", "wrong"])
     func badRangeAnswerStartsOver(ranges: String) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -159,7 +169,8 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("file.bin")
         let length = ranges == "no" ? 200_009 : 200_010
         let path = "resource/\(length)?cut=60000&ranges=\(ranges)"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let response = try await session.download(path, to: destination, resumable: true)
         // The answer to the range request was stopped; the download started over without one.
         #expect(server.stats.hits("/resource/\(length)") == 3)
@@ -179,7 +190,8 @@ struct DownloadResumeTests {
         let length = 100_011
         // Every byte arrives, but the head promised ten more: the transfer fails, all kept.
         let path = "resource/\(length)?cut=\(length)&extra=10"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let partial = folder.appendingPathComponent(".file.bin.wattle-partial")
         #expect(try Data(contentsOf: partial).count == length)
         let response = try await session.download(path, to: destination, resumable: true)
@@ -190,7 +202,9 @@ struct DownloadResumeTests {
         #expect(try files(in: folder) == ["file.bin"])
     }
 
-    @Test("a partial that holds the whole file (its process died before moving it) asks for the last byte: a 206 lands it; a changed file comes whole")
+    @Test(
+        "a partial that holds the whole file (its process died before moving it) asks for the last byte: a 206 lands it; a changed file comes whole"
+    )
     func wholePartialAsksForLastByte() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -202,9 +216,11 @@ struct DownloadResumeTests {
             // The file changes after the first request when `change`: the ETag the partial was
             // written with no longer names it.
             let path = "resource/\(length)?cut=\(cut)" + (change ? "&change_after=1" : "")
-            await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+            await expectWattleError(
+                { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
             let partial = folder.appendingPathComponent(".whole-\(length).bin.wattle-partial")
-            let state = try String(contentsOf: folder.appendingPathComponent(".whole-\(length).bin.wattle-partial-state"), encoding: .utf8)
+            let state = try String(
+                contentsOf: folder.appendingPathComponent(".whole-\(length).bin.wattle-partial-state"), encoding: .utf8)
             #expect(state.hasSuffix("\nlength \(length)\n"), "\(state)")
             // The rest arrives and is written, and the process dies before the rename.
             let handle = try FileHandle(forWritingTo: partial)
@@ -240,7 +256,8 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("old.bin")
         let length = 100_031
         let path = "resource/\(length)?cut=30000"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let stateFile = folder.appendingPathComponent(".old.bin.wattle-partial-state")
         let lines = try String(contentsOf: stateFile, encoding: .utf8).split(separator: "\n")
         #expect(lines.count == 4 && lines[3] == "length \(length)")
@@ -301,7 +318,8 @@ struct DownloadResumeTests {
         let changes = fault.contains("change")
         let length = changes ? 200_018 : 200_019
         let path = "resource/\(length)?cut=40000&\(fault)"
-        await expectWattleError({ _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let response = try await session.download(path, to: destination, resumable: true)
         #expect(server.stats.hits("/resource/\(length)") == 3)
         #expect(response.statusCode == 200)
@@ -316,7 +334,9 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("file.bin")
         let partial = folder.appendingPathComponent(".file.bin.wattle-partial")
         let state = folder.appendingPathComponent(".file.bin.wattle-partial-state")
-        for (index, stateText) in ["garbage\n", "wattle partial download 1\nurl 00\nvalidator \"res-200020-v1\"\n", nil].enumerated() {
+        for (index, stateText) in [
+            "garbage\n", "wattle partial download 1\nurl 00\nvalidator \"res-200020-v1\"\n", nil,
+        ].enumerated() {
             try Data(repeating: 0xEE, count: 5000).write(to: partial)
             if let stateText { try Data(stateText.utf8).write(to: state) }
             let response = try await session.download("resource/200020?try=\(index)", to: destination, resumable: true)
@@ -351,9 +371,10 @@ struct DownloadResumeTests {
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
-        await expectWattleError({
-            _ = try await session.download("resource/200012?cut=80000", to: destination, resumable: true)
-        }, matches: isConnectionLost)
+        await expectWattleError(
+            {
+                _ = try await session.download("resource/200012?cut=80000", to: destination, resumable: true)
+            }, matches: isConnectionLost)
         // The same file (same ETag) under another URL: no range is asked for.
         let response = try await session.download("resource/200012?other=1", to: destination, resumable: true)
         #expect(response.statusCode == 200)
@@ -471,9 +492,10 @@ struct DownloadResumeTests {
         let destination = folder.appendingPathComponent("file.bin")
         try Data("previous".utf8).write(to: destination)
         let length = 200_015
-        await expectWattleError({
-            _ = try await session.download("resource/\(length)?cut=90000", to: destination, resumable: true)
-        }, matches: isConnectionLost)
+        await expectWattleError(
+            {
+                _ = try await session.download("resource/\(length)?cut=90000", to: destination, resumable: true)
+            }, matches: isConnectionLost)
         #expect(try String(contentsOf: destination, encoding: .utf8) == "previous")
         #expect(try files(in: folder).count == 3)
         let response = try await session.download("resource/\(length)?cut=90000", to: destination, resumable: true)

@@ -64,7 +64,8 @@ struct DownloadTests {
         let size = 9_000_011
         let reports = ProgressLog()
         let response = try await session.download(
-            "bytes/\(size)", to: destination, durability: .unsynced) { reports.record($0) }
+            "bytes/\(size)", to: destination, durability: .unsynced
+        ) { reports.record($0) }
         #expect(response.fileURL == destination)
         #expect(response.metrics.bytesReceived == Int64(size))
         try expectPattern(in: destination, count: size)
@@ -90,7 +91,9 @@ struct DownloadTests {
         #expect(try Data(contentsOf: destination) == Data(Pattern.bytes(1000)))
     }
 
-    @Test("a download over TLS arrives in pieces of at most 16 KiB; they are gathered before writing and all land in order")
+    @Test(
+        "a download over TLS arrives in pieces of at most 16 KiB; they are gathered before writing and all land in order"
+    )
     func smallPiecesGathered() async throws {
         let server = try await TLSServers.server()
         let session = tlsSession {
@@ -113,7 +116,8 @@ struct DownloadTests {
     func missingFolder() async throws {
         let server = try await TestServer.shared()
         await expectWattleError({
-            _ = try await makeSession(server).download("bytes/10", to: URL(fileURLWithPath: "/nonexistent-wattle/x.bin"))
+            _ = try await makeSession(server).download(
+                "bytes/10", to: URL(fileURLWithPath: "/nonexistent-wattle/x.bin"))
         }) {
             if case .fileError(let path, _) = $0 { return path.contains("nonexistent-wattle") }
             return false

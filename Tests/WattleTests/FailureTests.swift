@@ -54,7 +54,9 @@ struct FailureTests {
     @Test("the stall timeout fires when the body stops arriving")
     func stallTimeout() async throws {
         let server = try await TestServer.shared()
-        let session = makeSession(server) { $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(1)) }
+        let session = makeSession(server) {
+            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(1))
+        }
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await session.get("stall") }) {
             if case .timedOut(let phase, _, _) = $0 { return phase == .stall }

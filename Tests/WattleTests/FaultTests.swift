@@ -19,14 +19,15 @@ enum Faults {
     ]
 
     static func session(_ configure: (inout Configuration) -> Void = { _ in }) -> Session {
-        Session(configuration: Configuration {
-            $0.proxy = .none
-            // Generous for a loaded 2-core CI machine; the faults themselves answer at once.
-            // A 3 s stall was not: in a `make test` run, two faults got a stall timeout while
-            // the whole suite started (the fault server's one event loop did not answer in 3 s).
-            $0.timeouts = Timeouts(connect: promptBound(seconds: 5), total: .seconds(8), stall: .seconds(6))
-            configure(&$0)
-        })
+        Session(
+            configuration: Configuration {
+                $0.proxy = .none
+                // Generous for a loaded 2-core CI machine; the faults themselves answer at once.
+                // A 3 s stall was not: in a `make test` run, two faults got a stall timeout while
+                // the whole suite started (the fault server's one event loop did not answer in 3 s).
+                $0.timeouts = Timeouts(connect: promptBound(seconds: 5), total: .seconds(8), stall: .seconds(6))
+                configure(&$0)
+            })
     }
 }
 
@@ -45,7 +46,8 @@ struct FaultTests {
     func trickle() async throws {
         let server = try await Faults.server.value
         let session = Faults.session {
-            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(2), stallMinimumBytes: 1024)
+            $0.timeouts = Timeouts(
+                connect: .seconds(5), total: .seconds(30), stall: .seconds(2), stallMinimumBytes: 1024)
         }
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await session.get(server.url("trickle").absoluteString) }) {
@@ -77,9 +79,11 @@ struct FaultTests {
 
 @Suite("Hostile input is refused before anything is sent")
 struct HostileInputTests {
-    @Test("CR, LF and NUL in URLs are refused", arguments: [
-        "echo\r\nX-Injected: 1", "echo\nfoo", "echo\0", "http://127.0.0.1/\r\nHost: evil",
-    ])
+    @Test(
+        "CR, LF and NUL in URLs are refused",
+        arguments: [
+            "echo\r\nX-Injected: 1", "echo\nfoo", "echo\0", "http://127.0.0.1/\r\nHost: evil",
+        ])
     func controlCharactersInURL(endpoint: String) async throws {
         let server = try await TestServer.shared()
         await expectWattleError({ _ = try await makeSession(server).get(endpoint) }) {
@@ -92,11 +96,14 @@ struct HostileInputTests {
     func userInfoRedacted() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
-        let checked = try await session.get("http://alice:s3cret-pass@127.0.0.1:\(server.port)/basic-auth/alice/s3cret-pass")
+        let checked = try await session.get(
+            "http://alice:s3cret-pass@127.0.0.1:\(server.port)/basic-auth/alice/s3cret-pass")
         #expect(checked.statusCode == 200)
         // (The route's path holds the password; the user-info is what must not show.)
         #expect(!checked.description.contains("alice:s3cret") && !checked.description.contains("@127"))
-        await expectWattleError({ _ = try await session.get("http://alice:s3cret-pass@127.0.0.1:\(server.port)/status/404") }) { error in
+        await expectWattleError({
+            _ = try await session.get("http://alice:s3cret-pass@127.0.0.1:\(server.port)/status/404")
+        }) { error in
             error.response?.statusCode == 404 && !error.description.contains("s3cret-pass")
                 && !(error.response?.description.contains("s3cret-pass") ?? true)
         }

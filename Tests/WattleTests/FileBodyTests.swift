@@ -7,7 +7,7 @@ import WattleDemoServer
 import WattleTesting
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// `RequestBody.file`: a body streamed from disk, checked by the SHA-256 the server computes
@@ -60,7 +60,9 @@ struct FileBodyTests {
         }.joined()
     }
 
-    @Test("sizes from empty to 2 MB, POST, PUT and PATCH, over HTTP/1.1 and HTTP/2 over TLS: the server gets the file's bytes")
+    @Test(
+        "sizes from empty to 2 MB, POST, PUT and PATCH, over HTTP/1.1 and HTTP/2 over TLS: the server gets the file's bytes"
+    )
     func arrivesWhole() async throws {
         let files = try Files()
         let plain = makeSession(try await TestServer.shared())
@@ -72,7 +74,8 @@ struct FileBodyTests {
         for size in [0, 1, 65_537, 2 * 1024 * 1024] {
             let (url, sha256) = try files.make("body-\(size).bin", size: size)
             for (session, method) in [(plain, HTTPMethod.post), (plain, .put), (h2, .post), (h2, .patch)] {
-                let response = try await session.send(Request("digest", method: method, body: .file(url, contentType: "video/mp4")))
+                let response = try await session.send(
+                    Request("digest", method: method, body: .file(url, contentType: "video/mp4")))
                 let digest = try response.decode(Digest.self)
                 #expect(digest.method == method.rawValue)
                 #expect(digest.length == size, "\(method) of \(size) bytes")
@@ -114,7 +117,9 @@ struct FileBodyTests {
         // A 401, a token refresh, the request again with the new token: the whole file again.
         let refreshes = Mutex(0)
         let authenticated = makeSession(server) {
-            $0.authenticator = Authenticator(store: InMemoryTokenStore(AuthToken(accessToken: "old-token-aaaa", refreshToken: "r"))) {
+            $0.authenticator = Authenticator(
+                store: InMemoryTokenStore(AuthToken(accessToken: "old-token-aaaa", refreshToken: "r"))
+            ) {
                 _, _ in
                 refreshes.withLock { $0 += 1 }
                 return AuthToken(accessToken: "new-token-bbbb", refreshToken: "r2")
@@ -146,14 +151,16 @@ struct FileBodyTests {
             #expect(seen.allSatisfy { $0.totalBytes == Int64(size) })
             // Climbing, except that libcurl may send the body again on a new connection (from 0).
             let lastRestart = seen.indices.dropFirst().last { seen[$0].sentBytes < seen[$0 - 1].sentBytes } ?? 0
-            #expect(zip(seen[lastRestart...], seen[lastRestart...].dropFirst()).allSatisfy { $0.sentBytes < $1.sentBytes })
+            #expect(
+                zip(seen[lastRestart...], seen[lastRestart...].dropFirst()).allSatisfy { $0.sentBytes < $1.sentBytes })
             #expect(seen.allSatisfy { $0.sentBytes <= Int64(size) })
             #expect(seen.last?.sentBytes == Int64(size) && seen.last?.fractionCompleted == 1)
         }
         // Through StubTransport: the whole body, told once.
         let stub = StubTransport()
         stub.on(.post, "/up", status: 201)
-        let stubbed = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let stubbed = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let told = Mutex<[UploadProgress]>([])
         var request = Request("up", method: .post, body: .file(file.url))
         request.uploadProgress = { progress in told.withLock { $0.append(progress) } }
@@ -174,7 +181,9 @@ struct FileBodyTests {
         for session in [h2, pooled] {
             let digests = try await withThrowingTaskGroup(of: Digest.self) { group in
                 for _ in 0..<16 {
-                    group.addTask { try await session.send(Request("digest", method: .put, body: .file(url))).decode(Digest.self) }
+                    group.addTask {
+                        try await session.send(Request("digest", method: .put, body: .file(url))).decode(Digest.self)
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
@@ -197,12 +206,14 @@ struct FileBodyTests {
             guard case .fileError(let path, let reason) = $0 else { return false }
             return path == missing.path && reason == "cannot open the body file: No such file or directory"
         }
-        await expectWattleError({ _ = try await session.send(Request("up", method: .put, body: .file(files.folder))) }) {
+        await expectWattleError({ _ = try await session.send(Request("up", method: .put, body: .file(files.folder))) })
+        {
             guard case .fileError(let path, let reason) = $0 else { return false }
             return path == files.folder.path && reason == "the body file is not a regular file"
         }
         await expectWattleError({
-            _ = try await session.send(Request("up", method: .post, body: .file(URL(string: "https://example.test/a.bin")!)))
+            _ = try await session.send(
+                Request("up", method: .post, body: .file(URL(string: "https://example.test/a.bin")!)))
         }) {
             guard case .invalidRequest(let reason) = $0 else { return false }
             return reason.contains("must be a file URL")
@@ -222,7 +233,9 @@ struct FileBodyTests {
         }
     }
 
-    @Test("libcurl's own retry on a new connection rewinds the file: 10 uploads to a server that closes each reused connection")
+    @Test(
+        "libcurl's own retry on a new connection rewinds the file: 10 uploads to a server that closes each reused connection"
+    )
     func rewoundByLibcurl() async throws {
         let files = try Files()
         let (url, sha256) = try files.make("rewound.bin", size: 200_000)
@@ -238,7 +251,9 @@ struct FileBodyTests {
         try await server.stop()
     }
 
-    @Test("the handle that sent a file sends the next requests as asked: GET, HEAD, POST with and without a body, PUT, DELETE")
+    @Test(
+        "the handle that sent a file sends the next requests as asked: GET, HEAD, POST with and without a body, PUT, DELETE"
+    )
     func handleReusedAfterFile() async throws {
         let files = try Files()
         let (url, _) = try files.make("first.bin", size: 100_000)

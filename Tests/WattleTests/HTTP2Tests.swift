@@ -1,8 +1,9 @@
 import Foundation
 import Logging
 import Testing
-@testable import Wattle
 import WattleDemoServer
+
+@testable import Wattle
 
 /// HTTP/2, Wattle's default over TLS, against the demo server speaking it (SwiftNIO's HTTP/2
 /// server: ALPN over TLS, prior knowledge over plain HTTP). Each test starts its own server, so
@@ -110,7 +111,8 @@ struct HTTP2Tests {
                         let download = try await session.download("bytes/\(size)", to: destination)
                         #expect(download.metrics.httpVersion == "2")
                         #expect(try Data(contentsOf: destination) == Data(Pattern.bytes(size)))
-                        let echo = try await session.get("echo", parameters: ["task": task, "round": round]).decode(Echo.self)
+                        let echo = try await session.get("echo", parameters: ["task": task, "round": round]).decode(
+                            Echo.self)
                         #expect(echo.query == "task=\(task)&round=\(round)")
                         let small = try await session.get("bytes/\(1_000 + round)")
                         #expect(small.data == Data(Pattern.bytes(1_000 + round)))

@@ -18,7 +18,8 @@ struct HTTPDateTests {
     func agreesWithFoundation() {
         var generator = SystemRandomNumberGenerator()
         var instants = (0..<5_000).map { _ in Int.random(in: -2_208_988_800...7_258_118_400, using: &generator) }
-        instants += [0, 951_782_400, 1_709_164_800, -2_203_891_200, 4_107_542_399]  // 1970, 2000-02-29, 2024-02-29, 1900-03-01, 2100-02-28 23:59:59
+        // 1970, 2000-02-29, 2024-02-29, 1900-03-01, 2100-02-28 23:59:59
+        instants += [0, 951_782_400, 1_709_164_800, -2_203_891_200, 4_107_542_399]
         for seconds in instants {
             let date = Date(timeIntervalSince1970: TimeInterval(seconds))
             let text = Self.reference.string(from: date)

@@ -69,7 +69,8 @@ struct HandleReuseTests {
             $0.trust.pin("localhost", to: [wrong])
         }
         for _ in 0..<2 {
-            await expectWattleError({ _ = try await pinned.get(server.url("user", host: "localhost").absoluteString) }) {
+            await expectWattleError({ _ = try await pinned.get(server.url("user", host: "localhost").absoluteString) })
+            {
                 if case .pinMismatch = $0 { return true }
                 return false
             }

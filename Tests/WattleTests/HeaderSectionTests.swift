@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Wattle
 
 @Suite("A response's header section is parsed when its headers are first read")
@@ -54,8 +55,9 @@ struct HeaderSectionTests {
         #expect(text.contains("statusCode: 200") && text.contains("https://api.test/") && text.contains("2 bytes"))
         var stubbed = ""
         let token = Data(#"{"access_token":"t0ken-xyz"}"#.utf8)
-        let stub = Response(statusCode: 200, headers: ["Authorization": "Bearer t0ken-xyz"], data: token,
-                            url: URL(string: "https://a.test/")!)
+        let stub = Response(
+            statusCode: 200, headers: ["Authorization": "Bearer t0ken-xyz"], data: token,
+            url: URL(string: "https://a.test/")!)
         dump(stub, to: &stubbed)
         #expect(stubbed.contains("Authorization: <redacted>") && stubbed.contains("\(token.count) bytes"))
         // Neither the header's value nor the body's bytes (as text or as numbers).

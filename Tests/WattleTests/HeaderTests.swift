@@ -82,19 +82,22 @@ struct HeaderTests {
         #expect(response.headers.values(for: "Set-Cookie") == ["a=1", "b=2"])
     }
 
-    @Test("CR, LF or NUL in a header name or value is refused and nothing is sent", arguments: [
-        ("X-Bad", "value\r\nInjected: yes"),
-        ("X-Bad", "value\ninjected"),
-        ("X-Bad", "nul\0byte"),
-        ("X-Bad\r\nInjected", "yes"),
-        ("Bad Name", "x"),
-        ("Bad:Name", "x"),
-    ])
+    @Test(
+        "CR, LF or NUL in a header name or value is refused and nothing is sent",
+        arguments: [
+            ("X-Bad", "value\r\nInjected: yes"),
+            ("X-Bad", "value\ninjected"),
+            ("X-Bad", "nul\0byte"),
+            ("X-Bad\r\nInjected", "yes"),
+            ("Bad Name", "x"),
+            ("Bad:Name", "x"),
+        ])
     func injectionRefused(name: String, value: String) async throws {
         let server = try await TestServer.shared()
         let path = "echo/injection-\(UUID().uuidString)"
         await expectWattleError({
-            _ = try await makeSession(server).send(Request(path, headers: HTTPHeaders([.init(name: name, value: value)])))
+            _ = try await makeSession(server).send(
+                Request(path, headers: HTTPHeaders([.init(name: name, value: value)])))
         }) { error in
             guard case .invalidHeader(_, let reason) = error else { return false }
             // The message says what is wrong and never repeats the value.
@@ -104,13 +107,19 @@ struct HeaderTests {
         #expect(server.stats.hits("/" + path) == 0)
     }
 
-    @Test("a bad default header or user agent fails each request that does not replace it, and is never sent", arguments: [
-        ("X-Default", true), ("User-Agent", false),
-    ])
+    @Test(
+        "a bad default header or user agent fails each request that does not replace it, and is never sent",
+        arguments: [
+            ("X-Default", true), ("User-Agent", false),
+        ])
     func badConfigurationHeader(name: String, isDefaultHeader: Bool) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server) {
-            if isDefaultHeader { $0.defaultHeaders = [name: "a\r\nInjected: yes"] } else { $0.userAgent = "a\r\nInjected: yes" }
+            if isDefaultHeader {
+                $0.defaultHeaders = [name: "a\r\nInjected: yes"]
+            } else {
+                $0.userAgent = "a\r\nInjected: yes"
+            }
         }
         let path = "echo/bad-configuration-\(UUID().uuidString)"
         for _ in 0..<2 {
@@ -136,8 +145,10 @@ struct HeaderTests {
             return name == "Content-Type"
         }
         #expect(server.stats.hits("/" + path) == 0)
-        let echo = try await session.send(Request("echo", method: .post, headers: ["Content-Type": "application/x-own"], body: body))
-            .decode(Echo.self)
+        let echo = try await session.send(
+            Request("echo", method: .post, headers: ["Content-Type": "application/x-own"], body: body)
+        )
+        .decode(Echo.self)
         #expect(echo.headerValues("Content-Type") == ["application/x-own"])
     }
 

@@ -12,7 +12,9 @@ struct IsolatedResourceTests {
     @Test("1,000 faulty requests leak no file descriptors, threads or memory", .enabled(if: isolated))
     func noLeaksUnderFaults() async throws {
         let server = try await Faults.server.value
-        let session = Faults.session { $0.timeouts = Timeouts(connect: .seconds(5), total: .milliseconds(500), stall: nil) }
+        let session = Faults.session {
+            $0.timeouts = Timeouts(connect: .seconds(5), total: .milliseconds(500), stall: nil)
+        }
         let paths = Faults.cases.map(\.path).filter { $0 != "never" } + ["never"]
         // Warm up: the engine thread, the handle pool, the server's threads.
         for path in paths { _ = try? await session.get(server.url(path).absoluteString) }
@@ -26,7 +28,9 @@ struct IsolatedResourceTests {
                     var failed = 0
                     for index in 0..<125 {
                         let path = paths[(worker + index) % (paths.count - 1)]  // "never" costs 300 ms: once per worker
-                        do { _ = try await session.get(server.url(index == 0 ? "never" : path).absoluteString) } catch { failed += 1 }
+                        do { _ = try await session.get(server.url(index == 0 ? "never" : path).absoluteString) } catch {
+                            failed += 1
+                        }
                     }
                     return failed
                 }
@@ -38,13 +42,17 @@ struct IsolatedResourceTests {
         let descriptorGrowth = openFileDescriptorCount() - descriptors
         let threadGrowth = threadCount() - threads
         let memoryGrowth = residentMemory() - memory
-        print("faults: 1000 requests, fd growth \(descriptorGrowth), thread growth \(threadGrowth), RSS growth \(memoryGrowth / 1024) KB")
+        print(
+            "faults: 1000 requests, fd growth \(descriptorGrowth), thread growth \(threadGrowth), RSS growth \(memoryGrowth / 1024) KB"
+        )
         #expect(descriptorGrowth <= 2, "file descriptors grew by \(descriptorGrowth)")
         #expect(threadGrowth <= 0, "threads grew by \(threadGrowth)")
         #expect(memoryGrowth < 10 * 1024 * 1024, "RSS grew by \(memoryGrowth / 1024) KB")
     }
 
-    @Test("10,000 requests at 64 concurrent on one session: every response matched, no error, memory flat", .enabled(if: isolated))
+    @Test(
+        "10,000 requests at 64 concurrent on one session: every response matched, no error, memory flat",
+        .enabled(if: isolated))
     func loadTenThousand() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -54,12 +62,18 @@ struct IsolatedResourceTests {
                 var matched = 0
                 for _ in 0..<64 {
                     guard let index = iterator.next() else { break }
-                    group.addTask { try await session.get("echo", parameters: ["id": index]).decode(Echo.self).query == "id=\(index)" }
+                    group.addTask {
+                        try await session.get("echo", parameters: ["id": index]).decode(Echo.self).query
+                            == "id=\(index)"
+                    }
                 }
                 while let ok = try await group.next() {
                     if ok { matched += 1 }
                     if let index = iterator.next() {
-                        group.addTask { try await session.get("echo", parameters: ["id": index]).decode(Echo.self).query == "id=\(index)" }
+                        group.addTask {
+                            try await session.get("echo", parameters: ["id": index]).decode(Echo.self).query
+                                == "id=\(index)"
+                        }
                     }
                 }
                 return matched

@@ -7,7 +7,8 @@ import WattleDemoServer
 struct JSONValueTests {
     @Test("every kind of value parses, nests, and is reachable by subscripts")
     func parsesEveryKind() throws {
-        let text = #"{"s":"x\"y","i":-42,"big":9007199254740993,"f":0.5,"e":1e3,"t":true,"n":null,"a":[1,"two",[3]],"o":{"k":false}}"#
+        let text =
+            #"{"s":"x\"y","i":-42,"big":9007199254740993,"f":0.5,"e":1e3,"t":true,"n":null,"a":[1,"two",[3]],"o":{"k":false}}"#
         let value = try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
         #expect(value["s"] == .string("x\"y"))
         #expect(value["i"]?.intValue == -42)
@@ -26,7 +27,9 @@ struct JSONValueTests {
 
     @Test("top-level scalars parse; text that is not JSON does not")
     func fragmentsAndErrors() throws {
-        for (text, expected) in [("12", JSONValue.integer(12)), ("\"hi\"", .string("hi")), ("null", .null), ("[]", .array([]))] {
+        for (text, expected) in [
+            ("12", JSONValue.integer(12)), ("\"hi\"", .string("hi")), ("null", .null), ("[]", .array([])),
+        ] {
             #expect(try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) == expected)
         }
         for text in ["", "not json", "{\"a\":}", "[1,", "{'a':1}"] {
@@ -36,7 +39,9 @@ struct JSONValueTests {
 
     @Test("it encodes back to the same value, and describes itself as compact JSON")
     func roundTrip() throws {
-        let value: JSONValue = .object(["b": .array([.integer(1), .number(2.5), .null]), "a": .string("é/\n"), "c": .bool(true)])
+        let value: JSONValue = .object([
+            "b": .array([.integer(1), .number(2.5), .null]), "a": .string("é/\n"), "c": .bool(true),
+        ])
         let data = try JSONEncoder().encode(value)
         #expect(try JSONDecoder().decode(JSONValue.self, from: data) == value)
         #expect(value.description == #"{"a":"é/\n","b":[1,2.5,null],"c":true}"#)
@@ -48,7 +53,9 @@ struct JSONValueTests {
         let session = makeSession(server)
         let user = try await session.get("user").json()
         #expect(user["name"]?.stringValue == "Ada Lovelace")
-        let body = RequestBody.json(["user": user["id"]!, "tags": JSONValue.array([.string("a"), .null]), "none": JSONValue.null])
+        let body = RequestBody.json([
+            "user": user["id"]!, "tags": JSONValue.array([.string("a"), .null]), "none": JSONValue.null,
+        ])
         let echo = try await session.send(Request("echo", method: .post, body: body)).decode(Echo.self)
         #expect(echo.body == #"{"user":42,"tags":["a",null],"none":null}"#)
     }
@@ -57,12 +64,14 @@ struct JSONValueTests {
     func foundationNull() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
-        let echo = try await session.send(Request("echo", method: .post, body: .json(["a": NSNull(), "b": 1]))).decode(Echo.self)
+        let echo = try await session.send(Request("echo", method: .post, body: .json(["a": NSNull(), "b": 1]))).decode(
+            Echo.self)
         #expect(echo.body == #"{"a":null,"b":1}"#)
         let query = try await session.get("echo", parameters: ["a": NSNull(), "b": 1]).decode(Echo.self)
         #expect(query.query == "b=1")
         let wrapped: NSNull? = NSNull()
-        let inOptional = try await session.send(Request("echo", method: .post, body: .json(["a": wrapped, "b": 1]))).decode(Echo.self)
+        let inOptional = try await session.send(Request("echo", method: .post, body: .json(["a": wrapped, "b": 1])))
+            .decode(Echo.self)
         #expect(inOptional.body == #"{"a":null,"b":1}"#)
     }
 

@@ -5,9 +5,11 @@ import WattleDemoServer
 
 @Suite("Every HTTP method reaches the server as sent")
 struct MethodTests {
-    @Test("GET, POST, PUT, PATCH, DELETE arrive with their method", arguments: [
-        HTTPMethod.get, .post, .put, .patch, .delete,
-    ])
+    @Test(
+        "GET, POST, PUT, PATCH, DELETE arrive with their method",
+        arguments: [
+            HTTPMethod.get, .post, .put, .patch, .delete,
+        ])
     func methodArrives(_ method: HTTPMethod) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -55,7 +57,8 @@ struct MethodTests {
         let session = makeSession(server)
         let path = "echo/method-\(UUID().uuidString)"
         for method in ["GET /x HTTP/1.1\r\nX: y", "BAD METHOD", ""] {
-            await expectWattleError({ _ = try await session.send(Request(path, method: HTTPMethod(rawValue: method))) }) {
+            await expectWattleError({ _ = try await session.send(Request(path, method: HTTPMethod(rawValue: method))) })
+            {
                 if case .invalidRequest = $0 { return true }
                 return false
             }

@@ -15,7 +15,9 @@ struct MultipartFileTests {
     typealias Digest = FileBodyTests.Digest
 
     /// The form with both files streamed, and the same form held in memory.
-    static func forms(_ first: URL, _ second: URL, boundary: String) throws -> (streamed: RequestBody, inMemory: RequestBody) {
+    static func forms(_ first: URL, _ second: URL, boundary: String) throws -> (
+        streamed: RequestBody, inMemory: RequestBody
+    ) {
         let streamed = RequestBody.multipart(
             [
                 .field("title", "Holiday"),
@@ -26,14 +28,18 @@ struct MultipartFileTests {
         let inMemory = RequestBody.multipart(
             [
                 .field("title", "Holiday"),
-                .file("photo", filename: first.lastPathComponent, contentType: "image/jpeg", data: try Data(contentsOf: first)),
+                .file(
+                    "photo", filename: first.lastPathComponent, contentType: "image/jpeg",
+                    data: try Data(contentsOf: first)),
                 .field("caption", "Koalas, \"up close\""),
                 .file("video", filename: "clip.mp4", contentType: "video/mp4", data: try Data(contentsOf: second)),
             ], boundary: boundary)
         return (streamed, inMemory)
     }
 
-    @Test("files from empty to 2 MB among fields, over HTTP/1.1 and HTTP/2 over TLS: the bytes of the same form built in memory")
+    @Test(
+        "files from empty to 2 MB among fields, over HTTP/1.1 and HTTP/2 over TLS: the bytes of the same form built in memory"
+    )
     func arrivesWhole() async throws {
         let files = try Files()
         let plain = makeSession(try await TestServer.shared())
@@ -67,17 +73,20 @@ struct MultipartFileTests {
         let first = try files.make("koala.jpg", size: 1000)
         let second = try files.make("movie.bin", size: 70_000)
         let (streamed, _) = try Self.forms(first.url, second.url, boundary: "XyZ")
-        let echo = try await makeSession(try await TestServer.shared()).send(Request("echo", method: .post, body: streamed))
-            .decode(Echo.self)
+        let echo = try await makeSession(try await TestServer.shared()).send(
+            Request("echo", method: .post, body: streamed)
+        )
+        .decode(Echo.self)
         let received = try #require(Data(base64Encoded: echo.bodyBase64))
         #expect(echo.header("Content-Length") == String(received.count))
         let parts = MultipartForm.parts(of: received, boundary: "XyZ")
-        #expect(parts.map { $0.head } == [
-            #"Content-Disposition: form-data; name="title""#,
-            "Content-Disposition: form-data; name=\"photo\"; filename=\"koala.jpg\"\r\nContent-Type: image/jpeg",
-            #"Content-Disposition: form-data; name="caption""#,
-            "Content-Disposition: form-data; name=\"video\"; filename=\"clip.mp4\"\r\nContent-Type: video/mp4",
-        ])
+        #expect(
+            parts.map { $0.head } == [
+                #"Content-Disposition: form-data; name="title""#,
+                "Content-Disposition: form-data; name=\"photo\"; filename=\"koala.jpg\"\r\nContent-Type: image/jpeg",
+                #"Content-Disposition: form-data; name="caption""#,
+                "Content-Disposition: form-data; name=\"video\"; filename=\"clip.mp4\"\r\nContent-Type: video/mp4",
+            ])
         #expect(parts.count == 4)
         guard parts.count == 4 else { return }
         #expect(parts[0].body == Data("Holiday".utf8))
@@ -118,7 +127,9 @@ struct MultipartFileTests {
         #expect(attempt.bodyLength == inMemory.data.count && attempt.sha256 == expected)
     }
 
-    @Test("libcurl's own retry on a new connection rewinds every piece: 10 uploads to a server that closes each reused connection")
+    @Test(
+        "libcurl's own retry on a new connection rewinds every piece: 10 uploads to a server that closes each reused connection"
+    )
     func rewoundByLibcurl() async throws {
         let files = try Files()
         let first = try files.make("a.bin", size: 100_000)
@@ -163,7 +174,9 @@ struct MultipartFileTests {
         }
         let good = try files.make("good.bin", size: 10)
         let missing = files.folder.appendingPathComponent("missing.bin")
-        let form = RequestBody.multipart([.file("a", contentsOf: good.url), .field("b", "x"), .file("c", contentsOf: missing)])
+        let form = RequestBody.multipart([
+            .file("a", contentsOf: good.url), .field("b", "x"), .file("c", contentsOf: missing),
+        ])
         await expectWattleError({ _ = try await session.send(Request("up", method: .post, body: form)) }) {
             guard case .fileError(let path, let reason) = $0 else { return false }
             return path == missing.path && reason == "cannot open the body file: No such file or directory"
@@ -173,7 +186,9 @@ struct MultipartFileTests {
             guard case .fileError(let path, let reason) = $0 else { return false }
             return path == files.folder.path && reason == "the body file is not a regular file"
         }
-        let remote = RequestBody.multipart([.field("a", "x"), .file("photo", contentsOf: URL(string: "https://example.test/a.jpg?sig=s3cr3t")!)])
+        let remote = RequestBody.multipart([
+            .field("a", "x"), .file("photo", contentsOf: URL(string: "https://example.test/a.jpg?sig=s3cr3t")!),
+        ])
         await expectWattleError({ _ = try await session.send(Request("up", method: .post, body: remote)) }) {
             guard case .invalidRequest(let reason) = $0 else { return false }
             return reason.contains("\"photo\" must be a file URL") && !reason.contains("s3cr3t")
@@ -218,11 +233,15 @@ struct MultipartFileTests {
         let missing = files.folder.appendingPathComponent("not-yet.bin")
         let kept = RequestBody.multipart([.file("f", contentsOf: missing)], boundary: "XyZ")
         #expect(kept.contentType == "multipart/form-data; boundary=XyZ")
-        #expect(kept.segments == [
-            .data(Data("--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"not-yet.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)),
-            .file(missing),
-            .data(Data("\r\n--XyZ--\r\n".utf8)),
-        ])
+        #expect(
+            kept.segments == [
+                .data(
+                    Data(
+                        "--XyZ\r\nContent-Disposition: form-data; name=\"f\"; filename=\"not-yet.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                            .utf8)),
+                .file(missing),
+                .data(Data("\r\n--XyZ--\r\n".utf8)),
+            ])
     }
 
     @Test("the stream libcurl reads: any piece sizes, across data and files, and from any point it is moved back to")
@@ -234,7 +253,9 @@ struct MultipartFileTests {
         let expected = inMemory.data
         let stream = try UploadStream.opening(streamed.segments)
         #expect(stream.size == Int64(expected.count))
-        for (pieceSize, start) in [(7, 0), (1, 0), (4096, 0), (13, 1), (64, 150), (5, expected.count - 3), (9, expected.count)] {
+        for (pieceSize, start) in [
+            (7, 0), (1, 0), (4096, 0), (13, 1), (64, 150), (5, expected.count - 3), (9, expected.count),
+        ] {
             #expect(stream.seek(to: Int64(start)))
             var read = Data()
             var buffer = [UInt8](repeating: 0, count: pieceSize)
@@ -262,7 +283,8 @@ struct MultipartFileTests {
             seen.withLock { $0 = body }
             return Response(statusCode: 201, url: request.url)
         }
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let told = Mutex<[UploadProgress]>([])
         var request = Request("photos", method: .post, body: streamed)
         request.uploadProgress = { progress in told.withLock { $0.append(progress) } }

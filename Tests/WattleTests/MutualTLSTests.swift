@@ -1,9 +1,10 @@
 import Foundation
 import Testing
-@testable import Wattle
 import WattleDemoServer
 import WattleKeychain
 import WattleTesting
+
+@testable import Wattle
 
 /// A server that requires a client certificate from `authority`, and the certificates to try.
 enum MutualTLS {
@@ -13,9 +14,12 @@ enum MutualTLS {
     static let stranger = Result {
         try TLSIdentity.certificateAuthority(name: "Another CA").issuedClientCertificate(commonName: "mallory")
     }
-    static let serverIdentity = Result { try TLSIdentity.selfSigned(names: ["localhost", "a.api.test"], addresses: ["127.0.0.1"]) }
+    static let serverIdentity = Result {
+        try TLSIdentity.selfSigned(names: ["localhost", "a.api.test"], addresses: ["127.0.0.1"])
+    }
     private static let server = Task {
-        try await DemoServer.start(tls: try serverIdentity.get(), clientCertificateAuthority: try authority.get().certificatePEM)
+        try await DemoServer.start(
+            tls: try serverIdentity.get(), clientCertificateAuthority: try authority.get().certificatePEM)
     }
 
     static func start() async throws -> DemoServer { try await server.value }
@@ -38,7 +42,9 @@ enum MutualTLS {
             } else {
                 configuration.trust.trust(certificatePEM: try serverIdentity.get().certificatePEM, for: name)
             }
-            if name != "127.0.0.1" { configuration.hostOverrides.append(.init(host: name, port: server.port, address: "127.0.0.1")) }
+            if name != "127.0.0.1" {
+                configuration.hostOverrides.append(.init(host: name, port: server.port, address: "127.0.0.1"))
+            }
         }
         configure(&configuration.trust)
         return Session(configuration: configuration)
@@ -65,7 +71,9 @@ enum MutualTLS {
         return String(decoding: output, as: UTF8.self)
     }
 
-    static func url(_ server: DemoServer, host: String = "localhost") -> String { "https://\(host):\(server.port)/echo" }
+    static func url(_ server: DemoServer, host: String = "localhost") -> String {
+        "https://\(host):\(server.port)/echo"
+    }
 
     /// The reason of the `clientCertificate` error a refused request fails with. Under TLS 1.3
     /// the server's alert comes after the client's handshake has finished; a client slow to
@@ -90,7 +98,9 @@ enum MutualTLS {
 
 @Suite("Mutual TLS: a client certificate presented to the hosts it is for, from PEM or a keychain, its key never shown")
 struct MutualTLSTests {
-    @Test("the certificate the server's authority issued opens it; none, or another authority's, is refused with clientCertificate")
+    @Test(
+        "the certificate the server's authority issued opens it; none, or another authority's, is refused with clientCertificate"
+    )
     func presented() async throws {
         let server = try await MutualTLS.start()
         let alice = try MutualTLS.certificate(MutualTLS.alice)
@@ -123,11 +133,14 @@ struct MutualTLSTests {
 
     @Test("specificity: a port, then an exact name, then a wildcard; a bare IPv6 address has no port")
     func specificity() {
-        let ranked = ["*.api.test", "a.api.test", "a.api.test:443", "fd00::1", "[fd00::1]:8443", "[::1]"].map(HostPattern.specificity)
+        let ranked = ["*.api.test", "a.api.test", "a.api.test:443", "fd00::1", "[fd00::1]:8443", "[::1]"].map(
+            HostPattern.specificity)
         #expect(ranked.map { [$0.0, $0.1] } == [[0, 0], [0, 1], [1, 1], [0, 1], [1, 1], [0, 1]])
     }
 
-    @Test("one PEM text holding both: the certificate part holds no key, the key part one key; OpenSSH keys and encrypted ones without a passphrase are refused")
+    @Test(
+        "one PEM text holding both: the certificate part holds no key, the key part one key; OpenSSH keys and encrypted ones without a passphrase are refused"
+    )
     func combinedText() async throws {
         let server = try await MutualTLS.start()
         let alice = try MutualTLS.alice.get()
@@ -139,9 +152,14 @@ struct MutualTLSTests {
         #expect(!dumped.contains("PRIVATE KEY"))
         let session = try MutualTLS.session(server) { $0.present(identity, to: "localhost") }
         #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
-        let encrypted = alice.certificatePEM + "\n-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIs3cret\n-----END ENCRYPTED PRIVATE KEY-----\n"
+        let encrypted =
+            alice.certificatePEM
+            + "\n-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIs3cret\n-----END ENCRYPTED PRIVATE KEY-----\n"
         let openSSH = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bs3cret\n-----END OPENSSH PRIVATE KEY-----\n"
-        for (key, expected) in [(encrypted, "is encrypted"), (openSSH, "OPENSSH PRIVATE KEY"), (alice.privateKeyPEM + "\n" + alice.privateKeyPEM, "2 private keys")] {
+        for (key, expected) in [
+            (encrypted, "is encrypted"), (openSSH, "OPENSSH PRIVATE KEY"),
+            (alice.privateKeyPEM + "\n" + alice.privateKeyPEM, "2 private keys"),
+        ] {
             #expect {
                 _ = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key)
             } throws: { error in
@@ -151,7 +169,9 @@ struct MutualTLSTests {
         }
     }
 
-    @Test("a certificate goes to the hosts its pattern matches only, the most specific pattern winning; connections are not shared across")
+    @Test(
+        "a certificate goes to the hosts its pattern matches only, the most specific pattern winning; connections are not shared across"
+    )
     func scopedByHost() async throws {
         let server = try await MutualTLS.start()
         let alice = try MutualTLS.certificate(MutualTLS.alice)
@@ -165,7 +185,9 @@ struct MutualTLSTests {
         // request for a host without one, and the other way round.
         for _ in 0..<3 {
             #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
-            await #expect(throws: WattleError.self) { _ = try await session.get(MutualTLS.url(server, host: "127.0.0.1")) }
+            await #expect(throws: WattleError.self) {
+                _ = try await session.get(MutualTLS.url(server, host: "127.0.0.1"))
+            }
             #expect(try await session.get(MutualTLS.url(server, host: "a.api.test")).statusCode == 200)
         }
     }
@@ -185,13 +207,19 @@ struct MutualTLSTests {
         }
     }
 
-    @Test("PEM that is not a certificate or a key (an encrypted one with its passphrase) is refused up front; no description or dump shows the key")
+    @Test(
+        "PEM that is not a certificate or a key (an encrypted one with its passphrase) is refused up front; no description or dump shows the key"
+    )
     func checkedAndHidden() throws {
         let alice = try MutualTLS.alice.get()
         let cases: [(String, String, String)] = [
             ("not a certificate", alice.privateKeyPEM, "not a PEM certificate"),
             (alice.certificatePEM, "s3cret", "not a PEM private key"),
-            (alice.certificatePEM, "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIs3cret\n-----END ENCRYPTED PRIVATE KEY-----\n", "is encrypted"),
+            (
+                alice.certificatePEM,
+                "-----BEGIN ENCRYPTED PRIVATE KEY-----\nMIIs3cret\n-----END ENCRYPTED PRIVATE KEY-----\n",
+                "is encrypted"
+            ),
         ]
         for (certificate, key, expected) in cases {
             #expect {
@@ -212,7 +240,9 @@ struct MutualTLSTests {
         }
         #expect(identity.description == "ClientCertificate(1 certificate, private key hidden)")
         #expect {
-            _ = try ClientCertificate(certificateFile: URL(fileURLWithPath: "/nonexistent-wattle/c.pem"), privateKeyFile: URL(fileURLWithPath: "/nonexistent-wattle/k.pem"))
+            _ = try ClientCertificate(
+                certificateFile: URL(fileURLWithPath: "/nonexistent-wattle/c.pem"),
+                privateKeyFile: URL(fileURLWithPath: "/nonexistent-wattle/k.pem"))
         } throws: { error in
             guard case .fileError(let path, let reason) = error as? WattleError else { return false }
             return path == "/nonexistent-wattle/c.pem" && reason.contains("No such file")
@@ -234,18 +264,24 @@ struct MutualTLSTests {
         let temporary = try TemporaryKeychain()
         try ClientCertificate(certificateFile: certificateFile, privateKeyFile: keyFile)
             .save(in: Keychain(service: "mtls", store: temporary.store), forKey: "client")
-        let loaded = try #require(try ClientCertificate.load(from: Keychain(service: "mtls", store: try temporary.reopen()), forKey: "client"))
-        #expect(try ClientCertificate.load(from: Keychain(service: "mtls", store: temporary.store), forKey: "none") == nil)
+        let loaded = try #require(
+            try ClientCertificate.load(from: Keychain(service: "mtls", store: try temporary.reopen()), forKey: "client")
+        )
+        #expect(
+            try ClientCertificate.load(from: Keychain(service: "mtls", store: temporary.store), forKey: "none") == nil)
         let session = try MutualTLS.session(server) { $0.present(loaded, to: "localhost") }
         #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
         let keyBody = alice.privateKeyPEM.split(separator: "\n")[1]
-        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"]
+        where FileManager.default.fileExists(atPath: path) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
             #expect(bytes.range(of: Data(keyBody.utf8)) == nil && bytes.range(of: Data("PRIVATE KEY".utf8)) == nil)
         }
     }
 
-    @Test("an encrypted key, PKCS#8 or OpenSSL's legacy form, opens the server with its passphrase; none is refused up front, a wrong one at the handshake; kept with it in a keychain; neither shown")
+    @Test(
+        "an encrypted key, PKCS#8 or OpenSSL's legacy form, opens the server with its passphrase; none is refused up front, a wrong one at the handshake; kept with it in a keychain; neither shown"
+    )
     func encryptedKey() async throws {
         let server = try await MutualTLS.start()
         let alice = try MutualTLS.alice.get()
@@ -265,18 +301,21 @@ struct MutualTLSTests {
             #expect(ClientCertificate.isEncryptedPrivateKey(pem: alice.certificatePEM + "\n" + key))
             for missing in [nil, ""] {
                 #expect {
-                    _ = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: missing)
+                    _ = try ClientCertificate(
+                        certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: missing)
                 } throws: { error in
                     guard case .invalidRequest(let reason) = error as? WattleError else { return false }
                     return reason.contains("is encrypted: give its passphrase")
                 }
             }
-            let identity = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: passphrase)
+            let identity = try ClientCertificate(
+                certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: passphrase)
             #expect(identity.isPrivateKeyEncrypted)
             let session = try MutualTLS.session(server) { $0.present(identity, to: "localhost") }
             #expect(try await session.get(MutualTLS.url(server)).statusCode == 200)
 
-            let wrong = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: "not-it-9Q")
+            let wrong = try ClientCertificate(
+                certificatePEM: alice.certificatePEM, privateKeyPEM: key, passphrase: "not-it-9Q")
             let wrongSession = try MutualTLS.session(server) { $0.present(wrong, to: "localhost") }
             await #expect {
                 _ = try await wrongSession.get(MutualTLS.url(server))
@@ -303,7 +342,9 @@ struct MutualTLSTests {
         }
         // A certificate block with headers (OpenSSL would ask for a passphrase for it) is refused.
         let lines = alice.certificatePEM.split(separator: "\n", omittingEmptySubsequences: false)
-        let headed = ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""] + lines.dropFirst())
+        let headed =
+            ([lines[0], "Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-256-CBC,00112233445566778899AABBCCDDEEFF", ""]
+            + lines.dropFirst())
             .joined(separator: "\n")
         #expect {
             _ = try ClientCertificate(certificatePEM: headed, privateKeyPEM: alice.privateKeyPEM)
@@ -312,7 +353,8 @@ struct MutualTLSTests {
             return reason.contains("has headers")
         }
         // A passphrase for a key in the clear is not kept (nor sent).
-        let clear = try ClientCertificate(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM, passphrase: "unused")
+        let clear = try ClientCertificate(
+            certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM, passphrase: "unused")
         let plain = try MutualTLS.certificate(MutualTLS.alice)
         #expect(!clear.isPrivateKeyEncrypted && clear == plain)
         // An item kept before passphrases were (certificate and key only) still loads.
@@ -321,7 +363,8 @@ struct MutualTLSTests {
             var privateKeyPEM: String
         }
         let keychain = Keychain.inMemory(service: "mtls")
-        try keychain.setCodable(Earlier(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM), forKey: "old")
+        try keychain.setCodable(
+            Earlier(certificatePEM: alice.certificatePEM, privateKeyPEM: alice.privateKeyPEM), forKey: "old")
         #expect(try ClientCertificate.load(from: keychain, forKey: "old") == clear)
     }
 }

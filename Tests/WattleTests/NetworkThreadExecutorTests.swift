@@ -25,7 +25,9 @@ struct NetworkThreadExecutorTests {
                 indices.append(echo.query)
             }
             // An unstructured task does not inherit the preference (documented).
-            let unstructured = await Task { _ = try? await session.get("user"); return currentThreadName() }.value
+            let unstructured = await Task {
+                _ = try? await session.get("user"); return currentThreadName()
+            }.value
             return (names, indices, unstructured)
         }
         // Right after the scope, before any other suspension, the task has left the thread.
@@ -48,7 +50,8 @@ struct NetworkThreadExecutorTests {
                         var matched = true
                         var names: Set<String> = []
                         for request in 0..<25 {
-                            let echo = try await session.get("echo", parameters: ["w": worker, "r": request]).decode(Echo.self)
+                            let echo = try await session.get("echo", parameters: ["w": worker, "r": request]).decode(
+                                Echo.self)
                             matched = matched && echo.query == "w=\(worker)&r=\(request)"
                             names.insert(currentThreadName())
                         }
@@ -72,7 +75,9 @@ struct NetworkThreadExecutorTests {
         let result: Result<Response, WattleError> = await session.withNetworkThreadExecutor {
             await withTaskGroup(of: Result<Response, WattleError>.self) { group in
                 group.addTask {
-                    do throws(WattleError) { return .success(try await session.get("delay/30000")) } catch { return .failure(error) }
+                    do throws(WattleError) { return .success(try await session.get("delay/30000")) } catch {
+                        return .failure(error)
+                    }
                 }
                 try? await Task.sleep(for: .milliseconds(200))
                 group.cancelAll()
@@ -106,7 +111,8 @@ struct NetworkThreadExecutorTests {
     func otherTransport() async throws {
         let stub = StubTransport()
         stub.on(.get, "/ping", json: #"{"ok":true}"#)
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let (status, name) = try await session.withNetworkThreadExecutor {
             (try await session.get("ping").statusCode, currentThreadName())
         }

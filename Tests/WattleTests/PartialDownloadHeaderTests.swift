@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Wattle
 
 /// What a resumable download reads from a response's head: the validator `If-Range` may name
@@ -15,7 +16,8 @@ struct PartialDownloadHeaderTests {
         #expect(PartialDownload.validator(of: ["ETag": "\"abc\"", "Content-Encoding": "identity"]) == "\"abc\"")
         // With an entity tag, even a weak one, a date is never used (RFC 9110, 13.1.5).
         let dated: HTTPHeaders = [
-            "ETag": "W/\"abc\"", "Last-Modified": "Mon, 02 Nov 2026 10:00:00 GMT", "Date": "Wed, 25 Nov 2026 10:00:00 GMT",
+            "ETag": "W/\"abc\"", "Last-Modified": "Mon, 02 Nov 2026 10:00:00 GMT",
+            "Date": "Wed, 25 Nov 2026 10:00:00 GMT",
         ]
         #expect(PartialDownload.validator(of: dated) == nil)
     }
@@ -23,10 +25,15 @@ struct PartialDownloadHeaderTests {
     @Test("a Last-Modified date is the validator only when it is a second or more before the response's Date")
     func dates() {
         let modified = "Mon, 02 Nov 2026 10:00:00 GMT"
-        #expect(PartialDownload.validator(of: ["Last-Modified": modified, "Date": "Mon, 02 Nov 2026 10:00:01 GMT"]) == modified)
-        #expect(PartialDownload.validator(of: ["Last-Modified": modified, "Date": "Mon, 02 Nov 2026 10:00:00 GMT"]) == nil)
+        #expect(
+            PartialDownload.validator(of: ["Last-Modified": modified, "Date": "Mon, 02 Nov 2026 10:00:01 GMT"])
+                == modified)
+        #expect(
+            PartialDownload.validator(of: ["Last-Modified": modified, "Date": "Mon, 02 Nov 2026 10:00:00 GMT"]) == nil)
         #expect(PartialDownload.validator(of: ["Last-Modified": modified]) == nil)
-        #expect(PartialDownload.validator(of: ["Last-Modified": "yesterday", "Date": "Mon, 02 Nov 2026 10:00:01 GMT"]) == nil)
+        #expect(
+            PartialDownload.validator(of: ["Last-Modified": "yesterday", "Date": "Mon, 02 Nov 2026 10:00:01 GMT"])
+                == nil)
     }
 
     @Test("Content-Range: one range that runs to the end of a file of known length")

@@ -2,10 +2,13 @@ import Foundation
 import Testing
 import Wattle
 import WattleDemoServer
-@testable import WattleKeychain
 import WattleTesting
 
-@Suite("Cookies kept in a keychain: a later session starts with them, sealed on disk, never replaced by a jar that did not read them")
+@testable import WattleKeychain
+
+@Suite(
+    "Cookies kept in a keychain: a later session starts with them, sealed on disk, never replaced by a jar that did not read them"
+)
 struct PersistentCookieTests {
     /// A session whose jar is kept in `jar`, its host names reaching the test server.
     static func session(_ server: DemoServer, _ jar: KeychainCookieJar, names: [String] = ["api.test"]) -> Session {
@@ -17,14 +20,19 @@ struct PersistentCookieTests {
 
     static func api(_ server: DemoServer) -> String { "http://api.test:\(server.port)/" }
 
-    @Test("a later session, on the keychain file reopened, sends the cookies back, session cookies and HttpOnly included; the file and its WAL hold no value")
+    @Test(
+        "a later session, on the keychain file reopened, sends the cookies back, session cookies and HttpOnly included; the file and its WAL hold no value"
+    )
     func keptAcrossSessions() async throws {
         let server = try await TestServer.shared()
         let temporary = try TemporaryKeychain()
         do {
             let first = Self.session(server, KeychainCookieJar(name: "intranet", store: temporary.store))
-            _ = try await first.get(Self.api(server) + CookieTests.setting(
-                "sid=s3cret-cookie-value; HttpOnly; Path=/", "pref=dark; Max-Age=3600; Path=/echo", "gone=x; Max-Age=3600"))
+            _ = try await first.get(
+                Self.api(server)
+                    + CookieTests.setting(
+                        "sid=s3cret-cookie-value; HttpOnly; Path=/", "pref=dark; Max-Age=3600; Path=/echo",
+                        "gone=x; Max-Age=3600"))
             // Max-Age=0 removes it from the jar, and from the stored one.
             _ = try await first.get(Self.api(server) + CookieTests.setting("gone=x; Max-Age=0"))
         }
@@ -32,13 +40,19 @@ struct PersistentCookieTests {
         let listed = try await later.cookies().sorted { $0.name < $1.name }
         #expect(listed.map(\.name) == ["pref", "sid"])
         #expect(listed.last == Cookie(name: "sid", value: "s3cret-cookie-value", domain: "api.test", isHTTPOnly: true))
-        #expect(try await CookieTests.sent(later, Self.api(server) + "echo") == ["sid": "s3cret-cookie-value", "pref": "dark"])
+        #expect(
+            try await CookieTests.sent(later, Self.api(server) + "echo") == [
+                "sid": "s3cret-cookie-value", "pref": "dark",
+            ])
         // Another jar name is another jar.
         let other = Self.session(server, KeychainCookieJar(name: "other", store: try temporary.reopen()))
         #expect(try await CookieTests.sent(other, Self.api(server) + "echo").isEmpty)
-        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"] where FileManager.default.fileExists(atPath: path) {
+        for path in [temporary.fileURL.path, temporary.fileURL.path + "-wal"]
+        where FileManager.default.fileExists(atPath: path) {
             let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-            #expect(bytes.range(of: Data("s3cret-cookie-value".utf8)) == nil && bytes.range(of: Data("api.test".utf8)) == nil)
+            #expect(
+                bytes.range(of: Data("s3cret-cookie-value".utf8)) == nil
+                    && bytes.range(of: Data("api.test".utf8)) == nil)
         }
     }
 
@@ -56,7 +70,9 @@ struct PersistentCookieTests {
         #expect(try await Self.session(server, jar).cookies().isEmpty)
     }
 
-    @Test("a jar that cannot be read fails the request, unsent, and is not overwritten; the next request after an unlock reads it")
+    @Test(
+        "a jar that cannot be read fails the request, unsent, and is not overwritten; the next request after an unlock reads it"
+    )
     func unreadableJarFailsClosed() async throws {
         let server = try await TestServer.shared()
         let temporary = try TemporaryKeychain()
@@ -78,7 +94,9 @@ struct PersistentCookieTests {
         #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["sid": "stored"])
     }
 
-    @Test("a damaged item fails requests with cookieJar naming the line, its text never reaching libcurl as a command; removeAllCookies clears it")
+    @Test(
+        "a damaged item fails requests with cookieJar naming the line, its text never reaching libcurl as a command; removeAllCookies clears it"
+    )
     func damagedItem() async throws {
         let server = try await TestServer.shared()
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
@@ -103,7 +121,9 @@ struct PersistentCookieTests {
         let session = Self.session(server, jar)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<16 {
-                group.addTask { _ = try await session.get(Self.api(server) + CookieTests.setting("c\(index)=\(index)")) }
+                group.addTask {
+                    _ = try await session.get(Self.api(server) + CookieTests.setting("c\(index)=\(index)"))
+                }
             }
             try await group.waitForAll()
         }
@@ -111,7 +131,9 @@ struct PersistentCookieTests {
         #expect(Set(stored.map(\.name)) == Set((0..<16).map { "c\($0)" }))
     }
 
-    @Test("addCookies puts checked cookies in the jar and stores them; a bad one is refused, none added, its value never shown")
+    @Test(
+        "addCookies puts checked cookies in the jar and stores them; a bad one is refused, none added, its value never shown"
+    )
     func addCookies() async throws {
         let server = try await TestServer.shared()
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
@@ -130,7 +152,10 @@ struct PersistentCookieTests {
             (Cookie(name: "n", value: "v", domain: "set-cookie:x"), "is not a host name"),
             (Cookie(name: "n", value: "v", domain: "[::1]"), "is not a host name"),
             (Cookie(name: "__Secure-id", value: "v", domain: "api.test"), "must be secure"),
-            (Cookie(name: "__Host-id", value: "v", domain: "api.test", path: "/echo", isSecure: true), "host-only and on path /"),
+            (
+                Cookie(name: "__Host-id", value: "v", domain: "api.test", path: "/echo", isSecure: true),
+                "host-only and on path /"
+            ),
         ]
         for (cookie, expected) in refused {
             await #expect {
@@ -152,7 +177,8 @@ struct PersistentCookieTests {
         // The same name, domain and path replaces; an expiry in the past removes.
         try await session.addCookies([
             Cookie(name: "sid", value: "def", domain: "api.test", includesSubdomains: true),
-            Cookie(name: "host", value: "1", domain: "api.test", path: "/echo", expiresAt: Date(timeIntervalSinceNow: -60)),
+            Cookie(
+                name: "host", value: "1", domain: "api.test", path: "/echo", expiresAt: Date(timeIntervalSinceNow: -60)),
         ])
         #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["sid": "def"])
         #expect(try await Self.session(server, jar).cookies().map(\.value) == ["def"])
@@ -178,10 +204,11 @@ struct PersistentCookieTests {
         _ = try await session.get(Self.api(server) + CookieTests.setting("far=1; Max-Age=99999999999999999999"))
         let listed = try await session.cookies()
         try await session.removeAllCookies()
-        try await session.addCookies(listed + [
-            Cookie(name: "inf", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: .infinity)),
-            Cookie(name: "big", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: 1e30)),
-        ])
+        try await session.addCookies(
+            listed + [
+                Cookie(name: "inf", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: .infinity)),
+                Cookie(name: "big", value: "1", domain: "api.test", expiresAt: Date(timeIntervalSince1970: 1e30)),
+            ])
         #expect(try await CookieTests.sent(session, Self.api(server) + "echo") == ["far": "1", "inf": "1", "big": "1"])
     }
 
@@ -192,7 +219,7 @@ struct PersistentCookieTests {
         let session = makeSession(server) {
             $0.cookies = .keychain(jar)
             $0.hostOverrides = [.init(host: "api.test", port: server.port, address: "127.0.0.1")]
-            $0.maximumResponseSize = 1   // the body is "ok"
+            $0.maximumResponseSize = 1  // the body is "ok"
         }
         await #expect {
             _ = try await session.get(Self.api(server) + CookieTests.setting("sid=1"))
@@ -202,7 +229,9 @@ struct PersistentCookieTests {
         #expect(try await Self.session(server, jar).cookies().map(\.name) == ["sid"])
     }
 
-    @Test("two sessions keeping one jar, each on its own connection to the file as two processes would, keep each other's cookies; a later change or a server's removal wins; removeAllCookies empties it for both")
+    @Test(
+        "two sessions keeping one jar, each on its own connection to the file as two processes would, keep each other's cookies; a later change or a server's removal wins; removeAllCookies empties it for both"
+    )
     func sharedJar() async throws {
         let server = try await TestServer.shared()
         let temporary = try TemporaryKeychain()
@@ -222,7 +251,8 @@ struct PersistentCookieTests {
         #expect(try await stored() == ["a": "1", "x": "2", "y": "1", "z": "1"])
         // The second session's own changes go in; its x, unchanged since it read it, does not
         // replace the first's newer one; its server's removal of z is kept.
-        _ = try await second.get(Self.api(server) + CookieTests.setting("b=1; Path=/", "y=2; Path=/", "z=; Max-Age=0; Path=/"))
+        _ = try await second.get(
+            Self.api(server) + CookieTests.setting("b=1; Path=/", "y=2; Path=/", "z=; Max-Age=0; Path=/"))
         #expect(try await stored() == ["a": "1", "b": "1", "x": "2", "y": "2"])
         _ = try await first.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
         #expect(try await stored() == ["a": "1", "b": "1", "c": "1", "x": "2", "y": "2"])
@@ -234,7 +264,9 @@ struct PersistentCookieTests {
         #expect(try await stored() == ["d": "1"])
     }
 
-    @Test("removeAllCookies empties a jar whose sealed item is damaged (it never reads it), and the next write stores a fresh jar")
+    @Test(
+        "removeAllCookies empties a jar whose sealed item is damaged (it never reads it), and the next write stores a fresh jar"
+    )
     func removeAllDamagedSecret() async throws {
         let server = try await TestServer.shared()
         let store = KeychainStore.inMemory()
@@ -257,7 +289,8 @@ struct PersistentCookieTests {
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
         // libcurl takes /p and /p/ for one path: the second line replaces the first in its jar.
         let lines = ["api.test\tFALSE\t/p\tFALSE\t0\tx\t1", "api.test\tFALSE\t/p/\tFALSE\t0\tx\t2"]
-        try jar.keychain.set(Data((["# Netscape HTTP Cookie File"] + lines).joined(separator: "\n").utf8), forKey: jar.key)
+        try jar.keychain.set(
+            Data((["# Netscape HTTP Cookie File"] + lines).joined(separator: "\n").utf8), forKey: jar.key)
         let session = Self.session(server, jar)
         #expect(try await session.cookies().count == 1)
         _ = try await session.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))

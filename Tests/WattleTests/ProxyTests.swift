@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Wattle
 import TestProxies
+import Testing
 import WattleDemoServer
+
+@testable import Wattle
 
 /// Requests through real proxies on 127.0.0.1 (tinyproxy and microsocks, see ``LocalProxy``):
 /// plain `http` forwarded, `https` tunnelled with the server's certificate verified as without
@@ -31,7 +32,8 @@ struct ProxyTests {
         #expect(lines.last == "POST http://127.0.0.1:\(server.port)/echo HTTP/1.1")
     }
 
-    @Test("https goes through one CONNECT tunnel: HTTP/2 with the server inside it, the allowlist applied to the server")
+    @Test(
+        "https goes through one CONNECT tunnel: HTTP/2 with the server inside it, the allowlist applied to the server")
     func tunnelsHTTPS() async throws {
         let proxy = try LocalProxy.tinyproxy()
         let server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
@@ -143,7 +145,8 @@ struct ProxyTests {
         let session = makeSession(server) { $0.proxy = .url(proxy.url(user: "wattle", password: Self.password)) }
         await expectWattleError({ _ = try await session.get("http://127.0.0.1:\(closedPort)/echo") }) { error in
             guard case .cannotConnect(let host, let port, let reason) = error else { return false }
-            return host == "127.0.0.1" && port == closedPort && reason.contains("the proxy socks5h://127.0.0.1:\(proxy.port)")
+            return host == "127.0.0.1" && port == closedPort
+                && reason.contains("the proxy socks5h://127.0.0.1:\(proxy.port)")
                 && error.isTransient && !"\(error)".contains(Self.password)
         }
         #expect(try await session.get("echo").statusCode == 200)
@@ -151,7 +154,8 @@ struct ProxyTests {
         try await server.stop()
     }
 
-    @Test("A proxy that cannot be reached fails every request as proxyFailed, transient, naming it without its password")
+    @Test(
+        "A proxy that cannot be reached fails every request as proxyFailed, transient, naming it without its password")
     func unreachableProxy() async throws {
         let server = try await DemoServer.start()
         let port = try refusedPort()
@@ -260,14 +264,35 @@ struct ProxyTests {
         "an unreachable proxy from the environment is named only when libcurl's message names that proxy",
         arguments: [
             // (https?, environment, libcurl's message, expected)
-            (false, ["http_proxy": "http://u:pw@127.0.0.1:9"], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", "http://127.0.0.1:9 (from the environment)"),
-            (true, ["HTTPS_PROXY": "proxy.corp:3128"], "Failed to connect to proxy.corp port 3128 after 5 ms: Connection refused", "http://proxy.corp:3128 (from the environment)"),
-            (true, ["https_proxy": "", "ALL_PROXY": "socks5h://[::1]"], "Failed to connect to ::1 port 1080 after 0 ms: Couldn't connect to server", "socks5h://[::1]:1080 (from the environment)"),
+            (
+                false, ["http_proxy": "http://u:pw@127.0.0.1:9"],
+                "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server",
+                "http://127.0.0.1:9 (from the environment)"
+            ),
+            (
+                true, ["HTTPS_PROXY": "proxy.corp:3128"],
+                "Failed to connect to proxy.corp port 3128 after 5 ms: Connection refused",
+                "http://proxy.corp:3128 (from the environment)"
+            ),
+            (
+                true, ["https_proxy": "", "ALL_PROXY": "socks5h://[::1]"],
+                "Failed to connect to ::1 port 1080 after 0 ms: Couldn't connect to server",
+                "socks5h://[::1]:1080 (from the environment)"
+            ),
             // The server itself, sent direct by no_proxy, in libcurl's spelling: not the proxy.
-            (true, ["https_proxy": "http://proxy.corp:3128"], "Failed to connect to xn--bcher-kva.example port 443 after 9 ms: Connection refused", nil),
-            (false, ["http_proxy": "http://proxy.corp:3128"], "Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server", nil),
+            (
+                true, ["https_proxy": "http://proxy.corp:3128"],
+                "Failed to connect to xn--bcher-kva.example port 443 after 9 ms: Connection refused", nil
+            ),
+            (
+                false, ["http_proxy": "http://proxy.corp:3128"],
+                "Failed to connect to 127.0.0.1 port 8080 after 0 ms: Couldn't connect to server", nil
+            ),
             // http ignores HTTPS_PROXY and upper-case HTTP_PROXY, as libcurl does.
-            (false, ["HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", nil),
+            (
+                false, ["HTTP_PROXY": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"],
+                "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", nil
+            ),
             // No proxy variable, or another message.
             (false, [:], "Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server", nil),
             (false, ["http_proxy": "http://127.0.0.1:9"], "Connection refused", nil),

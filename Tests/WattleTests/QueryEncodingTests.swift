@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import Wattle
 import WattleDemoServer
+
+@testable import Wattle
 
 @Suite("Query parameters are percent-encoded per RFC 3986, in order")
 struct QueryEncodingTests {
@@ -18,7 +19,8 @@ struct QueryEncodingTests {
         ).decode(Echo.self)
         #expect(
             echo.query
-                == "q=swift%20%26%20curl&eq=a%3Db&path=%2Fx%2Fy&plus=1%2B1&name=Zo%C3%AB&emoji=%F0%9F%90%A8&tilde=a-b._~c")
+                == "q=swift%20%26%20curl&eq=a%3Db&path=%2Fx%2Fy&plus=1%2B1&name=Zo%C3%AB&emoji=%F0%9F%90%A8&tilde=a-b._~c"
+        )
     }
 
     @Test("the order given is kept, arrays repeat, nil is left out, Bool and numbers are text")
@@ -119,7 +121,8 @@ struct FuzzFindingTests {
         #expect(relative.absoluteString == "https://api.example.test/v1/x?s://%5B::1%5D:8443/y&k=v%20w")
     }
 
-    @Test("a query that itself ends with ? still gets & before the parameters; an empty one or one ending in & does not")
+    @Test(
+        "a query that itself ends with ? still gets & before the parameters; an empty one or one ending in & does not")
     func questionMarkInQuery() throws {
         let url = try Request("search?q?", query: ["a": "b"]).url(relativeTo: base)
         #expect(url.absoluteString == "https://api.example.test/v1/search?q?&a=b")
@@ -143,7 +146,9 @@ struct FuzzFindingTests {
         #expect(fragment.absoluteString == "http://h.example?k=v")
     }
 
-    @Test("only a leading scheme:// or // starts an authority: a later :// or a network-path reference keeps brackets right")
+    @Test(
+        "only a leading scheme:// or // starts an authority: a later :// or a network-path reference keeps brackets right"
+    )
     func authorityOnlyAtTheStart() {
         // A relative Location whose query holds a URL: the [ ] of its path are encoded.
         #expect(PercentEncoding.encodeForURL("/a[1]?next=https://x/") == "/a%5B1%5D?next=https://x/")

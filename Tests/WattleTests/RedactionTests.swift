@@ -25,7 +25,8 @@ struct RedactionTests {
     @Test("dump of a transport request and of a response shows no URL password, token query value or body")
     func dumpsRedact() async throws {
         let server = try await TestServer.shared()
-        let url = try #require(URL(string: "http://ada:pa55word@127.0.0.1:\(server.port)/echo?access_token=tok-in-query&page=2"))
+        let url = try #require(
+            URL(string: "http://ada:pa55word@127.0.0.1:\(server.port)/echo?access_token=tok-in-query&page=2"))
         let request = TransportRequest(
             method: .post, url: url, headers: ["Authorization": "Bearer bearer-secret"],
             body: Data(#"{"password":"body-secret"}"#.utf8))
@@ -57,7 +58,8 @@ struct RedactionTests {
         ])
     func formCredentialsRedacted(body: String) throws {
         let url = try #require(URL(string: "https://api.example.test/x"))
-        let response = Response(statusCode: 200, headers: ["Content-Type": "text/plain"], data: Data(body.utf8), url: url)
+        let response = Response(
+            statusCode: 200, headers: ["Content-Type": "text/plain"], data: Data(body.utf8), url: url)
         do {
             _ = try response.decode([String: Int].self)
             Issue.record("decoded")
@@ -77,7 +79,8 @@ struct RedactionTests {
         ])
     func jsonCredentialsOfAnyTypeRedacted(body: String) throws {
         let url = try #require(URL(string: "https://api.example.test/x"))
-        let response = Response(statusCode: 200, headers: ["Content-Type": "application/json"], data: Data(body.utf8), url: url)
+        let response = Response(
+            statusCode: 200, headers: ["Content-Type": "application/json"], data: Data(body.utf8), url: url)
         do {
             _ = try response.decode([Int].self)
             Issue.record("decoded")
@@ -120,22 +123,27 @@ struct RedactionTests {
         // Form-encoded text sent as something else: not read, and the error keeps the values out.
         do {
             _ = try AuthToken(
-                oauthResponse: response("access_token=gho_leaked0001&refresh_token=ghr_leaked0002&token_type=bearer", type: "text/plain"))
+                oauthResponse: response(
+                    "access_token=gho_leaked0001&refresh_token=ghr_leaked0002&token_type=bearer", type: "text/plain"))
             Issue.record("a form body without its content type was read as JSON")
         } catch {
-            #expect(!error.description.contains("gho_leaked0001") && !error.description.contains("ghr_leaked0002"), "\(error)")
+            #expect(
+                !error.description.contains("gho_leaked0001") && !error.description.contains("ghr_leaked0002"),
+                "\(error)")
             #expect(error.description.contains("access_token=<redacted>"), "\(error)")
         }
         // Lifetimes that only text can carry are no lifetime; an empty type is the default.
         let odd = try AuthToken(
-            oauthResponse: response("access_token=a&expires_in=nan&token_type=", type: "application/x-www-form-urlencoded"))
+            oauthResponse: response(
+                "access_token=a&expires_in=nan&token_type=", type: "application/x-www-form-urlencoded"))
         #expect(odd.expiresAt == nil && odd.tokenType == "Bearer")
         let negative = try AuthToken(
             oauthResponse: response("access_token=a&expires_in=-5", type: "application/x-www-form-urlencoded"))
         #expect(negative.expiresAt == nil)
         // Declared form-encoded but with no access token.
         #expect(throws: WattleError.self) {
-            try AuthToken(oauthResponse: response("error=bad_verification_code", type: "application/x-www-form-urlencoded"))
+            try AuthToken(
+                oauthResponse: response("error=bad_verification_code", type: "application/x-www-form-urlencoded"))
         }
     }
 }

@@ -114,14 +114,16 @@ struct RedirectTests {
         let other = try await TestServer.other()
         let path = "echo/\(UUID().uuidString)"  // the other tests share this server
         let target = other.url(path).absoluteString
-        let login = Request("redirect/\(status)", method: .post, query: ["to": target], body: .json(["password": "hunter2"]))
+        let login = Request(
+            "redirect/\(status)", method: .post, query: ["to": target], body: .json(["password": "hunter2"]))
         await expectWattleError({ _ = try await makeSession(server).send(login) }) {
             $0.response?.statusCode == status && $0.response?.headers["Location"] == target
         }
         #expect(other.stats.hits("/" + path) == 0)
         // Same origin: followed with the body. A 303 to another origin: followed as a GET without it.
-        #expect(try await makeSession(server).send(Request("redirect/\(status)", method: .post, body: .json(["a": 1])))
-            .decode(Echo.self).body == #"{"a":1}"#)
+        #expect(
+            try await makeSession(server).send(Request("redirect/\(status)", method: .post, body: .json(["a": 1])))
+                .decode(Echo.self).body == #"{"a":1}"#)
         let seeOther = try await makeSession(server).send(
             Request("redirect/303", method: .post, query: ["to": target], body: .json(["password": "hunter2"])))
         #expect(try seeOther.decode(Echo.self).method == "GET")
@@ -140,7 +142,9 @@ struct RedirectTests {
         #expect(echo.header("Authorization") == "Bearer s3cret")
     }
 
-    @Test("a redirect to file:// or another scheme is refused", arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://x"])
+    @Test(
+        "a redirect to file:// or another scheme is refused",
+        arguments: ["file:///etc/passwd", "ftp://127.0.0.1/x", "gopher://x"])
     func nonHTTPRefused(target: String) async throws {
         let server = try await TestServer.shared()
         await expectWattleError({ _ = try await makeSession(server).get("redirect/302", parameters: ["to": target]) }) {

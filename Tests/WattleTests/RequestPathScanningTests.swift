@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Wattle
 
 /// The request path scans URLs and header blocks on raw bytes (`memchr`, bit masks) for speed;
@@ -10,7 +11,8 @@ struct RequestPathScanningTests {
     func urlByteMask() {
         for value in 0...255 {
             let byte = UInt8(value)
-            let expected = PercentEncoding.needsEncodingInURL(byte) || byte == UInt8(ascii: "%")
+            let expected =
+                PercentEncoding.needsEncodingInURL(byte) || byte == UInt8(ascii: "%")
                 || byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")
             #expect(PercentEncoding.mayNeedEncodingInURL(byte) == expected, "byte \(value)")
         }
@@ -92,7 +94,8 @@ struct RequestPathScanningTests {
                 while let head = value.first, head == space || head == tab { value.removeFirst() }
                 fields.append(
                     HTTPHeaders.Field(
-                        name: String(decoding: line[..<colon], as: UTF8.self), value: String(decoding: value, as: UTF8.self)))
+                        name: String(decoding: line[..<colon], as: UTF8.self),
+                        value: String(decoding: value, as: UTF8.self)))
             } else if first == space || first == tab, !fields.isEmpty {
                 let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
                 if !text.isEmpty { fields[fields.count - 1].value += " " + text }

@@ -25,19 +25,26 @@ struct ResponseSizeTests {
         let limited = Faults.session { $0.maximumResponseSize = 1_000_000 }
         await expectWattleError({ _ = try await limited.download(server.url(path).absoluteString, to: destination) }) {
             if case .httpStatus(let response) = $0 {
-                return response.statusCode == 500 && response.data == Data(repeating: UInt8(ascii: "e"), count: 1_000_000)
+                return response.statusCode == 500
+                    && response.data == Data(repeating: UInt8(ascii: "e"), count: 1_000_000)
             }
             return false
         }
         // Under the limit, the error carries the whole body, as for any request.
-        await expectWattleError({ _ = try await Faults.session().download(server.url(path).absoluteString, to: destination) }) {
-            if case .httpStatus(let response) = $0 { return response.statusCode == 500 && response.data.count == 3_000_000 }
+        await expectWattleError({
+            _ = try await Faults.session().download(server.url(path).absoluteString, to: destination)
+        }) {
+            if case .httpStatus(let response) = $0 {
+                return response.statusCode == 500 && response.data.count == 3_000_000
+            }
             return false
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).isEmpty)
     }
 
-    @Test("a download whose error response announces 9 EB and sends a byte fails as the connection closes (no crash, no file)")
+    @Test(
+        "a download whose error response announces 9 EB and sends a byte fails as the connection closes (no crash, no file)"
+    )
     func downloadErrorAnnouncingHugeLength() async throws {
         let server = try await Faults.server.value
         let folder = try temporaryFolder()

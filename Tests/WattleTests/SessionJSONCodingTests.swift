@@ -21,8 +21,10 @@ struct SessionJSONCodingTests {
             $0.authenticator = Authenticator(store: InMemoryTokenStore())
         }
         let ada = NewUser(firstName: "Ada", createdAt: Date(timeIntervalSince1970: 0))
-        for sent in [try await session.post("echo", json: ada), try await session.put("echo", json: ada),
-                     try await session.patch("echo", json: ada)] {
+        for sent in [
+            try await session.post("echo", json: ada), try await session.put("echo", json: ada),
+            try await session.patch("echo", json: ada),
+        ] {
             #expect(try sent.decode(Echo.self).body == #"{"created_at":"1970-01-01T00:00:00Z","first_name":"Ada"}"#)
         }
         let ownEncoder = try await session.post("echo", json: ada, encoder: JSONEncoder()).decode(Echo.self)
@@ -30,7 +32,9 @@ struct SessionJSONCodingTests {
 
         // The OAuth answer's snake_case keys, read by the session's decoder.
         let login = try await session.send(
-            Request("api/login", method: .post, body: .json(["username": "demo", "password": "wattle"]), authentication: .none))
+            Request(
+                "api/login", method: .post, body: .json(["username": "demo", "password": "wattle"]),
+                authentication: .none))
         let tokens = try login.decode(Tokens.self)
         #expect(!tokens.accessToken.isEmpty && !tokens.refreshToken.isEmpty && tokens.tokenType == "Bearer")
         // A call's own decoder wins: a plain one does not map access_token to accessToken.
@@ -38,7 +42,9 @@ struct SessionJSONCodingTests {
         // An error response thrown by the session decodes with it too.
         await expectWattleError({
             _ = try await session.send(
-                Request("api/login", method: .post, body: .json(["username": "demo", "password": "wrong"]), authentication: .none))
+                Request(
+                    "api/login", method: .post, body: .json(["username": "demo", "password": "wrong"]),
+                    authentication: .none))
         }) { error in
             guard let body = try? error.response?.decode(APIError.self) else { return false }
             return error.response?.statusCode == 401 && !body.error.isEmpty && !body.message.isEmpty

@@ -6,11 +6,14 @@ import WattleTesting
 
 @Suite("Sign-in and other calls made without the stored token")
 struct SignInTests {
-    @Test("a request with authentication .none carries no token, and its 401 is the error: nothing refreshed or cleared")
+    @Test(
+        "a request with authentication .none carries no token, and its 401 is the error: nothing refreshed or cleared")
     func requestWithoutToken() async throws {
         let fixture = try await AuthFixture.make()
         let session = fixture.session
-        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(fixture.tokens.access)")
+        #expect(
+            try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(fixture.tokens.access)"
+        )
         let bare = try await session.send(Request("echo", authentication: .none))
         #expect(try bare.decode(Echo.self).header("Authorization") == nil)
 
@@ -27,7 +30,8 @@ struct SignInTests {
     func signInPastARevokedToken() async throws {
         let fixture = try await AuthFixture.make(expiredOnClient: true)
         fixture.server.api.configure { $0.rejectRefresh = true }
-        let token = try await fixture.session.signIn(at: "api/login", parameters: ["username": "demo", "password": "wattle"])
+        let token = try await fixture.session.signIn(
+            at: "api/login", parameters: ["username": "demo", "password": "wattle"])
         #expect(token.accessToken != fixture.tokens.access)
         #expect(fixture.server.stats.hits("/api/refresh") == 0)
         #expect(fixture.server.stats.hits("/api/login") == 1)
@@ -37,7 +41,9 @@ struct SignInTests {
         try await fixture.server.stop()
     }
 
-    @Test("a wrong password fails signIn(at:) with the server's 401 and body, leaving the kept token and refreshing nothing")
+    @Test(
+        "a wrong password fails signIn(at:) with the server's 401 and body, leaving the kept token and refreshing nothing"
+    )
     func wrongPassword() async throws {
         let fixture = try await AuthFixture.make()
         await expectWattleError({
@@ -52,7 +58,8 @@ struct SignInTests {
         try await fixture.server.stop()
     }
 
-    @Test("signIn(at:) form-encodes when asked, never puts the password in the URL, and reads the token from the answer")
+    @Test(
+        "signIn(at:) form-encodes when asked, never puts the password in the URL, and reads the token from the answer")
     func formSignIn() async throws {
         let server = try await DemoServer.start()
         server.api.configure { $0.formBodiesOnly = true }
@@ -62,7 +69,9 @@ struct SignInTests {
         await expectWattleError({ _ = try await session.signIn(at: "api/login", parameters: credentials) }) {
             $0.response?.statusCode == 415
         }
-        await expectWattleError({ _ = try await session.signIn(at: "api/login", parameters: credentials, encoding: .query) }) {
+        await expectWattleError({
+            _ = try await session.signIn(at: "api/login", parameters: credentials, encoding: .query)
+        }) {
             if case .invalidRequest = $0 { return true }
             return false
         }

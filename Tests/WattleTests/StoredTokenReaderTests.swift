@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import Wattle
 import WattleKeychain
+
+@testable import Wattle
 
 /// `StoredTokenReader` reads what `KeychainTokenStore.save` writes exactly as `JSONDecoder` does,
 /// or declines and leaves it to `JSONDecoder`.
@@ -11,10 +12,11 @@ import WattleKeychain
 
     static func string(_ generator: inout SeededGenerator, awkwardness: Int) -> String {
         let count = Int.random(in: 0...40, using: &generator)
-        return String((0..<count).map { _ in
-            Int.random(in: 0..<100, using: &generator) < awkwardness
-                ? awkward.randomElement(using: &generator)! : plain.randomElement(using: &generator)!
-        })
+        return String(
+            (0..<count).map { _ in
+                Int.random(in: 0..<100, using: &generator) < awkwardness
+                    ? awkward.randomElement(using: &generator)! : plain.randomElement(using: &generator)!
+            })
     }
 
     static func token(_ generator: inout SeededGenerator, awkwardness: Int) -> AuthToken {

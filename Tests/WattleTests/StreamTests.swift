@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
-import Testing
 import TestProxies
+import Testing
 import WattleDemoServer
 import WattleTesting
 
@@ -13,7 +13,9 @@ import WattleTesting
 struct StreamTests {
     /// Waits until `condition` holds, checking every 20 ms, for at most `limit`; whether it held.
     /// (A fixed sleep is not enough on a loaded machine: a transfer or a task may take seconds.)
-    static func eventually(within limit: Duration = promptBound(seconds: 15), _ condition: () -> Bool) async throws -> Bool {
+    static func eventually(within limit: Duration = promptBound(seconds: 15), _ condition: () -> Bool) async throws
+        -> Bool
+    {
         let deadline = ContinuousClock.now + limit
         while !condition() {
             guard ContinuousClock.now < deadline else { return false }
@@ -57,7 +59,9 @@ struct StreamTests {
         try await h2Server.stop()
     }
 
-    @Test("the head and the first event arrive while the server still waits to send the next; letting go stops the transfer")
+    @Test(
+        "the head and the first event arrive while the server still waits to send the next; letting go stops the transfer"
+    )
     func arrivesAsSent() async throws {
         // One connection: a transfer still running after the stream is let go would hold it,
         // and the next request would wait for the server's last event, a minute later. The
@@ -81,7 +85,9 @@ struct StreamTests {
         #expect(ContinuousClock.now - next < promptBound(seconds: 15), "the let-go stream still held the connection")
     }
 
-    @Test("a slow reader holds the server back: 8 MB (4 over HTTP/2) arrive whole and in order with at most about 1 MB held, and waiting for the reader is no stall")
+    @Test(
+        "a slow reader holds the server back: 8 MB (4 over HTTP/2) arrive whole and in order with at most about 1 MB held, and waiting for the reader is no stall"
+    )
     func backPressure() async throws {
         // The reader is away for two and a half stall timeouts: the transfer pauses, and is not
         // failed. (8 s: with every suite running on two cores, the test server, in this
@@ -112,9 +118,12 @@ struct StreamTests {
             for try await piece in stream {
                 pieces += 1
                 let start = received % 251
-                intact = intact && piece.count <= pattern.count - start
+                intact =
+                    intact && piece.count <= pattern.count - start
                     && piece.withUnsafeBytes { bytes in
-                        pattern.withUnsafeBytes { memcmp(bytes.baseAddress!, $0.baseAddress! + start, bytes.count) == 0 }
+                        pattern.withUnsafeBytes {
+                            memcmp(bytes.baseAddress!, $0.baseAddress! + start, bytes.count) == 0
+                        }
                     }
                 received += piece.count
                 if pieces % 64 == 0 { try await Task.sleep(for: .milliseconds(1)) }
@@ -125,9 +134,13 @@ struct StreamTests {
             #expect(stream.finalMetrics?.bytesReceived == Int64(size), "HTTP/\(version)")
             #expect((stream.finalMetrics?.total ?? .zero) >= stall * 2.5, "HTTP/\(version)")
             // The pause point plus one piece libcurl had already read (16 KB; 512 KB on a handle
-        // whose receive buffer a download left larger).
-            #expect(stream.peakBuffered <= ResponseStreamBuffer.pauseAbove + 512 * 1024, "HTTP/\(version) held \(stream.peakBuffered) bytes")
-            #expect(stream.peakBuffered >= ResponseStreamBuffer.pauseAbove, "HTTP/\(version): the reader's absence was never felt")
+            // whose receive buffer a download left larger).
+            #expect(
+                stream.peakBuffered <= ResponseStreamBuffer.pauseAbove + 512 * 1024,
+                "HTTP/\(version) held \(stream.peakBuffered) bytes")
+            #expect(
+                stream.peakBuffered >= ResponseStreamBuffer.pauseAbove,
+                "HTTP/\(version): the reader's absence was never felt")
         }
         try await h2Server.stop()
     }
@@ -145,7 +158,8 @@ struct StreamTests {
         let start = ContinuousClock.now
         for _ in 0..<3 {
             let response = try await session.get("echo")
-            #expect(response.statusCode == 200 && response.metrics.reusedConnection, "multiplexed beside the paused stream")
+            #expect(
+                response.statusCode == 200 && response.metrics.reusedConnection, "multiplexed beside the paused stream")
         }
         #expect(ContinuousClock.now - start < promptBound(seconds: 10))
         #expect(server.stats.connectionCount == 1)
@@ -155,7 +169,9 @@ struct StreamTests {
         try await server.stop()
     }
 
-    @Test("before the head, as send: 404 is httpStatus with its body, an accepted 404 is the stream, a 503 is retried, a POST body goes out")
+    @Test(
+        "before the head, as send: 404 is httpStatus with its body, an accepted 404 is the stream, a 503 is retried, a POST body goes out"
+    )
     func beforeTheHead() async throws {
         let session = makeSession(try await TestServer.shared()) { $0.retry = RetryPolicy(baseDelay: .milliseconds(5)) }
         await expectWattleError({ _ = try await session.stream("status/404") }) {
@@ -172,7 +188,8 @@ struct StreamTests {
         let attempt = try JSONDecoder().decode([String: JSONValue].self, from: try await retried.collect(upTo: 10_000))
         #expect(attempt["attempt"]?.intValue == 3)
 
-        let posted = try await session.stream(Request("echo", method: .post, body: .json(["prompt": "koalas", "stream": true])))
+        let posted = try await session.stream(
+            Request("echo", method: .post, body: .json(["prompt": "koalas", "stream": true])))
         let echo = try JSONDecoder().decode(Echo.self, from: try await posted.collect(upTo: 100_000))
         #expect(echo.method == "POST" && echo.body == #"{"prompt":"koalas","stream":true}"#)
 
@@ -184,7 +201,9 @@ struct StreamTests {
         }
     }
 
-    @Test("a transfer that fails after the head ends the stream with its error after the bytes that came, and is not retried")
+    @Test(
+        "a transfer that fails after the head ends the stream with its error after the bytes that came, and is not retried"
+    )
     func failsAfterTheHead() async throws {
         let session = makeSession(try await TestServer.shared()) {
             $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(5))
@@ -204,7 +223,9 @@ struct StreamTests {
         #expect(stream.finalMetrics == nil)
     }
 
-    @Test("the head arrives before the body: stream() returns while the server waits to send the first event, also through a CONNECT tunnel")
+    @Test(
+        "the head arrives before the body: stream() returns while the server waits to send the first event, also through a CONNECT tunnel"
+    )
     func headBeforeBody() async throws {
         let direct = makeSession(try await TestServer.shared()) { $0.timeouts.stall = nil }
         let proxy = try LocalProxy.tinyproxy()
@@ -229,7 +250,9 @@ struct StreamTests {
         try await server.stop()
     }
 
-    @Test("a status the request accepts is read whole, to the size limit: past it, responseTooLarge, for a stream and a download")
+    @Test(
+        "a status the request accepts is read whole, to the size limit: past it, responseTooLarge, for a stream and a download"
+    )
     func acceptedStatusOverTheLimit() async throws {
         let session = makeSession(try await TestServer.shared()) { $0.maximumResponseSize = 10 }
         var request = Request("status/404")
@@ -245,7 +268,9 @@ struct StreamTests {
             return false
         }
         // Not accepted, the status is the error, with the body cut at the limit, as before.
-        await expectWattleError({ _ = try await session.download(Request("status/404"), to: folder.appendingPathComponent("x")) }) {
+        await expectWattleError({
+            _ = try await session.download(Request("status/404"), to: folder.appendingPathComponent("x"))
+        }) {
             if case .httpStatus(let response) = $0 { return response.statusCode == 404 && response.data.count == 10 }
             return false
         }
@@ -284,7 +309,8 @@ struct StreamTests {
         let stub = StubTransport()
         stub.on(.get, "/long", json: String(repeating: "x", count: 100))
         stub.on(.get, "/short", json: "0123456789\r\nabcdefghij\n0123456789")
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         var lines: [String] = []
         for try await line in try await session.stream("short").lines(maximumLength: 10) { lines.append(line) }
         #expect(lines == ["0123456789", "abcdefghij", "0123456789"])
@@ -340,7 +366,8 @@ struct StreamTests {
         stub.on(.get, "/feed") { request throws(WattleError) in
             Response(statusCode: 200, data: Data("a\r\nb\n\nü\nlast".utf8), url: request.url)
         }
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let stream = try await session.stream("feed")
         #expect(stream.response.statusCode == 200 && stream.response.data.isEmpty)
         var lines: [String] = []

@@ -1,6 +1,6 @@
 import Foundation
-import Testing
 import Synchronization
+import Testing
 import Wattle
 import WattleDemoServer
 import WattleKeychain
@@ -39,7 +39,8 @@ struct StubTransportTests {
         let stub = StubTransport()
         stub.on(nil, "/flaky", error: .connectionLost(host: "api.test", reason: "reset"), times: 1)
         stub.on(.get, "/flaky", json: "{}")
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         await expectWattleError({ _ = try await session.get("flaky") }) {
             if case .connectionLost = $0 { return true }
             return false
@@ -52,7 +53,8 @@ struct StubTransportTests {
         let stub = StubTransport()
         stub.on(.get, "/old", status: 301, headers: ["Location": "/new"])
         stub.on(.get, "/new", json: #"{"id":1,"name":"Moved"}"#)
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let response = try await session.get("old")
         #expect(response.url.path == "/new")
         #expect(try response.decode(User.self).name == "Moved")
@@ -67,7 +69,8 @@ struct StubTransportTests {
         stub.on(.get, "/callback?code=s3cr3t", status: 204)
         stub.on(.get, "/search", json: #"{"which":"any query"}"#)
         stub.on(.get, "/", json: #"{"which":"root"}"#)
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         func which(_ endpoint: String, _ parameters: Parameters = [:]) async throws -> String? {
             try await session.get(endpoint, parameters: parameters).json()["which"]?.stringValue
         }
@@ -80,7 +83,9 @@ struct StubTransportTests {
         for endpoint in ["users", "files/a/b"] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
                 // The routes are listed, a route's query as "?…".
-                if case .invalidRequest(let reason) = $0 { return reason.contains("GET /callback?…") && !reason.contains("s3cr3t") }
+                if case .invalidRequest(let reason) = $0 {
+                    return reason.contains("GET /callback?…") && !reason.contains("s3cr3t")
+                }
                 return false
             }
         }
@@ -92,17 +97,24 @@ struct StubTransportTests {
         let payload = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
         stub.on(.get, "/file.bin", body: payload)
         stub.on(.get, "/missing.bin", status: 404, body: Data("no such file".utf8))
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
         let seen = Mutex<[DownloadProgress]>([])
-        let response = try await session.download("file.bin", to: destination) { progress in seen.withLock { $0.append(progress) } }
+        let response = try await session.download("file.bin", to: destination) { progress in
+            seen.withLock { $0.append(progress) }
+        }
         #expect(response.fileURL == destination && response.data.isEmpty)
         #expect(try Data(contentsOf: destination) == payload)
         #expect(seen.withLock { $0 } == [DownloadProgress(receivedBytes: 100_000, expectedBytes: 100_000)])
-        await expectWattleError({ _ = try await session.download("missing.bin", to: folder.appendingPathComponent("m")) }) {
-            if case .httpStatus(let response) = $0 { return response.statusCode == 404 && response.string == "no such file" }
+        await expectWattleError({
+            _ = try await session.download("missing.bin", to: folder.appendingPathComponent("m"))
+        }) {
+            if case .httpStatus(let response) = $0 {
+                return response.statusCode == 404 && response.string == "no such file"
+            }
             return false
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["file.bin"])
@@ -128,7 +140,9 @@ struct StubTransportTests {
         }
         let missing = RequestBody.file(URL(fileURLWithPath: "/nonexistent/wattle-upload.bin"))
         await expectWattleError({ _ = try await session.send(Request("upload", method: .post, body: missing)) }) {
-            if case .fileError(let path, let reason) = $0 { return path.hasSuffix("wattle-upload.bin") && reason.contains("cannot open") }
+            if case .fileError(let path, let reason) = $0 {
+                return path.hasSuffix("wattle-upload.bin") && reason.contains("cannot open")
+            }
             return false
         }
         // It was never sent: the route's answer is still there.
@@ -152,7 +166,8 @@ struct StubTransportTests {
         stub.on(.get, "/once", json: "{}", times: 2)
         stub.on(.post, "/never", status: 204)
         stub.on(nil, "/any", status: 204)
-        let session = Session(configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
         #expect(stub.unusedRoutes == ["GET /once (2 left)", "POST /never", "* /any"])
         _ = try await session.get("once")
         _ = try await session.delete("any")
@@ -175,7 +190,8 @@ struct StubTransportTests {
         let session = Session(
             configuration: Configuration {
                 $0.baseURL = api
-                $0.authenticator = Authenticator(store: tokens, refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
+                $0.authenticator = Authenticator(
+                    store: tokens, refresh: Authenticator.postRefreshToken(to: "auth/refresh"))
             },
             transport: stub)
         #expect(try await session.get("me").statusCode == 200)
@@ -183,7 +199,8 @@ struct StubTransportTests {
         #expect(requests.map(\.url.path) == ["/v1/me", "/v1/auth/refresh", "/v1/me"])
         #expect(requests[0].headers["Authorization"] == "Bearer expired")
         #expect(requests[1].headers["Authorization"] == nil)
-        #expect(requests[1].body.flatMap { String(data: $0, encoding: .utf8) }?.contains(#""refresh_token":"r1""#) == true)
+        #expect(
+            requests[1].body.flatMap { String(data: $0, encoding: .utf8) }?.contains(#""refresh_token":"r1""#) == true)
         #expect(requests[2].headers["Authorization"] == "Bearer fresh")
         #expect(try await tokens.load()?.refreshToken == "r2")
         #expect(stub.unusedRoutes.isEmpty)

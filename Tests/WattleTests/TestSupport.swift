@@ -4,7 +4,7 @@ import Wattle
 import WattleDemoServer
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The local test server, started once per test process.

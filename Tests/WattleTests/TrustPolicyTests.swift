@@ -2,8 +2,9 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import Wattle
 import WattleDemoServer
+
+@testable import Wattle
 
 /// TLS servers with certificates made at test time.
 enum TLSServers {
@@ -46,7 +47,8 @@ struct TrustPolicyTests {
         let server = try await TLSServers.server()
         await expectWattleError({ _ = try await tlsSession { _ in }.get(server.url("user").absoluteString) }) { error in
             isUntrusted(error, host: "127.0.0.1", reasonContains: "self")
-                && error.description.contains("selfSignedHosts") && error.description.contains("never allowlist a production host")
+                && error.description.contains("selfSignedHosts")
+                && error.description.contains("never allowlist a production host")
         }
         let allowed = tlsSession { $0.trust.selfSignedHosts = ["127.0.0.1"] }
         #expect(try await allowed.get(server.url("user").absoluteString).statusCode == 200)
@@ -59,9 +61,11 @@ struct TrustPolicyTests {
         #expect(try await session.get(server.url("user", host: "localhost").absoluteString).statusCode == 200)
     }
 
-    @Test("local, host, evil-localhost and localhost.evil do not match localhost", arguments: [
-        "local", "host", "evil-localhost", "localhost.evil", "calhost", "*.localhost", "localhost:1",
-    ])
+    @Test(
+        "local, host, evil-localhost and localhost.evil do not match localhost",
+        arguments: [
+            "local", "host", "evil-localhost", "localhost.evil", "calhost", "*.localhost", "localhost:1",
+        ])
     func noSubstringMatch(pattern: String) async throws {
         let server = try await TLSServers.server()
         let session = tlsSession { $0.trust.selfSignedHosts = [pattern] }
@@ -77,7 +81,8 @@ struct TrustPolicyTests {
             $0.trust.selfSignedHosts = ["localhost"]
             $0.hostOverrides = [.init(host: "evil-localhost", port: server.port, address: "127.0.0.1")]
         }
-        await expectWattleError({ _ = try await session.get(server.url("user", host: "evil-localhost").absoluteString) }) {
+        await expectWattleError({ _ = try await session.get(server.url("user", host: "evil-localhost").absoluteString) }
+        ) {
             isUntrusted($0)
         }
     }
@@ -89,7 +94,9 @@ struct TrustPolicyTests {
             $0.trust.selfSignedHosts = ["wrong.example.test"]
             $0.hostOverrides = [.init(host: "wrong.example.test", port: server.port, address: "127.0.0.1")]
         }
-        await expectWattleError({ _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString) }) {
+        await expectWattleError({
+            _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString)
+        }) {
             isUntrusted($0, host: "wrong.example.test", reasonContains: "mismatch")
         }
     }
@@ -104,7 +111,9 @@ struct TrustPolicyTests {
             $0.hostOverrides = [.init(host: "wrong.example.test", port: server.port, address: "127.0.0.1")]
         }
         #expect(try await session.get(server.url("user").absoluteString).statusCode == 200)
-        await expectWattleError({ _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString) }) {
+        await expectWattleError({
+            _ = try await session.get(server.url("user", host: "wrong.example.test").absoluteString)
+        }) {
             isUntrusted($0, host: "wrong.example.test", reasonContains: "mismatch")
         }
     }
@@ -158,7 +167,8 @@ struct TrustPolicyTests {
         let session = tlsSession { $0.trust.selfSignedHosts = ["localhost"] }
         let target = other.url("user").absoluteString  // https://127.0.0.1:other/user: unlisted
         await expectWattleError({
-            _ = try await session.get(server.url("redirect/302", host: "localhost").absoluteString, parameters: ["to": target])
+            _ = try await session.get(
+                server.url("redirect/302", host: "localhost").absoluteString, parameters: ["to": target])
         }) { isUntrusted($0, host: "127.0.0.1") }
         // The same redirect to an allowlisted host is followed.
         let sameHost = other.url("user", host: "localhost").absoluteString
@@ -272,7 +282,8 @@ struct TransportRequestTargetTests {
     func followsChanges() throws {
         var policy = TrustPolicy()
         policy.selfSignedHosts = ["dev.test"]
-        var request = TransportRequest(method: .get, url: try #require(URL(string: "https://DEV.test:8443/a?b=1")), trust: policy)
+        var request = TransportRequest(
+            method: .get, url: try #require(URL(string: "https://DEV.test:8443/a?b=1")), trust: policy)
         #expect(request.target.string == "https://DEV.test:8443/a?b=1")
         #expect(request.target.isHTTPS && request.target.host == "DEV.test" && request.target.port == 8443)
         #expect(request.hostTrust.acceptSelfSigned)
@@ -351,9 +362,12 @@ struct TransportRequestTargetTests {
         #expect(expecting == ["Expect: 100-continue", expected, "Content-Type:"])
     }
 
-    @Test("the session's resolved parts equal what URL reports", arguments: [
-        "https://api.example.test/v1/users?q=a%20b", "http://127.0.0.1:8080/x", "https://[::1]:8443/y", "HTTPS://Example.TEST/",
-    ])
+    @Test(
+        "the session's resolved parts equal what URL reports",
+        arguments: [
+            "https://api.example.test/v1/users?q=a%20b", "http://127.0.0.1:8080/x", "https://[::1]:8443/y",
+            "HTTPS://Example.TEST/",
+        ])
     func resolvedParts(endpoint: String) throws {
         let (url, target) = try EndpointResolver.resolveTarget(endpoint, query: ["page": 2], baseURL: nil)
         let derived = TransportRequest.Target(url)

@@ -20,7 +20,10 @@ struct WillSendTests {
                     return calls.count
                 }
                 // A stand-in for a signature over what is sent.
-                return ["X-Signature": "\(request.method) \(request.url.path) \(request.body?.count ?? 0)", "X-Request-ID": "\(count)"]
+                return [
+                    "X-Signature": "\(request.method) \(request.url.path) \(request.body?.count ?? 0)",
+                    "X-Request-ID": "\(count)",
+                ]
             }
             configure(&$0)
         }
@@ -42,7 +45,9 @@ struct WillSendTests {
     func perAttemptAndPerHop() async throws {
         let server = try await TestServer.shared()
         let seen = Seen()
-        let retrying = session(server, seen) { $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10)) }
+        let retrying = session(server, seen) {
+            $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10))
+        }
         let id = UUID().uuidString
         #expect(try await retrying.get("flaky/\(id)", parameters: ["failures": 1, "status": 503]).statusCode == 200)
         #expect(seen.list == ["GET /flaky/\(id)", "GET /flaky/\(id)"])
@@ -78,7 +83,9 @@ struct WillSendTests {
     func failures() async throws {
         let server = try await TestServer.shared()
         let path = "echo/\(UUID().uuidString)"
-        let refusing = makeSession(server) { $0.willSend = { _ throws(WattleError) in throw .invalidRequest(reason: "no signing key") } }
+        let refusing = makeSession(server) {
+            $0.willSend = { _ throws(WattleError) in throw .invalidRequest(reason: "no signing key") }
+        }
         await expectWattleError({ _ = try await refusing.get(path) }) {
             if case .invalidRequest(let reason) = $0 { return reason == "no signing key" }
             return false

@@ -1,9 +1,10 @@
+import Logging
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Logging
 
 /// The token state of one session: the current token, its version, and the one refresh in flight.
 actor AuthCoordinator {
@@ -49,7 +50,8 @@ actor AuthCoordinator {
     func current() async throws(WattleError) -> (token: AuthToken, version: Int)? {
         try await loadIfNeeded()
         guard let token else { return nil }
-        if token.isExpired(leeway: effectiveLeeway(for: token)), token.refreshToken != nil, authenticator.refresh != nil {
+        if token.isExpired(leeway: effectiveLeeway(for: token)), token.refreshToken != nil, authenticator.refresh != nil
+        {
             logger.debug("access token expired or about to; refreshing before sending")
             let (fresh, freshVersion) = try await refresh(after: version)
             guard let fresh else { return nil }
@@ -144,22 +146,28 @@ actor AuthCoordinator {
     /// opens SQLite and fsyncs its writes), and inside `Session.withNetworkThreadExecutor` this
     /// actor's code would otherwise run on the network thread, stalling every transfer. (The
     /// refresh below runs in an unstructured task, which has no executor preference.)
-    private static func offNetworkThread<Value: Sendable>(_ body: @Sendable () async throws -> Value) async throws -> Value {
+    private static func offNetworkThread<Value: Sendable>(_ body: @Sendable () async throws -> Value) async throws
+        -> Value
+    {
         try await withTaskExecutorPreference(globalConcurrentExecutor, isolation: nil) { try await body() }
     }
 
     private func startRefresh() throws(WattleError) -> Task<(AuthToken?, Int), any Error> {
         guard let current = token else {
-            throw .authenticationFailed(reason: "not signed in: the server refused the request and there is no token to refresh")
+            throw .authenticationFailed(
+                reason: "not signed in: the server refused the request and there is no token to refresh")
         }
         guard let refresh = authenticator.refresh else {
-            throw .authenticationFailed(reason: "the server refused the token and no refresh is configured; sign in again")
+            throw .authenticationFailed(
+                reason: "the server refused the token and no refresh is configured; sign in again")
         }
         let now = ContinuousClock.now
         refreshTimes.removeAll { now - $0 > authenticator.refreshWindow }
         guard refreshTimes.count < authenticator.maximumRefreshesPerWindow else {
             throw .authenticationFailed(
-                reason: "refused to refresh the token more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))")
+                reason:
+                    "refused to refresh the token more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))"
+            )
         }
         refreshTimes.append(now)
         let session = bareSession

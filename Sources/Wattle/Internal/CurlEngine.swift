@@ -1,10 +1,11 @@
 import CCurl
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import WattleKeychain
 
 /// One libcurl multi handle and the one thread that drives it.
 ///
@@ -89,7 +90,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
 
         _ = wattle_curl_multi_setopt_long(
             multi, CURLMOPT_PIPELINING, configuration.multiplexing ? Int(CURLPIPE_MULTIPLEX) : Int(CURLPIPE_NOTHING))
-        _ = wattle_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.connectionsPerHost))
+        _ = wattle_curl_multi_setopt_long(
+            multi, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, configuration.connectionsPerHost))
         _ = wattle_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, max(1, configuration.connectionCacheSize))
         maximumIdleHandles = max(8, configuration.connectionCacheSize)
 
@@ -122,8 +124,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 configuration.hostOverrides.lazy.map { "\($0.host):\($0.port):\($0.address)" })
         } catch {
             // Fail closed: without the list the names would go to DNS.
-            setupError = setupError ?? .transport(
-                code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "out of memory storing the host overrides")
+            setupError =
+                setupError
+                ?? .transport(
+                    code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "out of memory storing the host overrides")
         }
         settings = Settings(
             share: share, httpVersion: httpVersion, multiplexing: configuration.multiplexing, proxy: proxy,
@@ -264,7 +268,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             return
         }
         guard let handle = idleHandle() else {
-            complete(transfer, with: .failure(.transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "cannot create a curl handle")))
+            complete(
+                transfer,
+                with: .failure(
+                    .transport(code: Int(CURLE_OUT_OF_MEMORY.rawValue), message: "cannot create a curl handle")))
             return
         }
         if let error = transfer.configure(handle) {
@@ -279,7 +286,10 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         let code = curl_multi_add_handle(multi, handle.easy)
         guard code == CURLM_OK else {
             recycle(transfer)
-            complete(transfer, with: .failure(.transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
+            complete(
+                transfer,
+                with: .failure(
+                    .transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
             return
         }
         transfer.activeIndex = active.count
@@ -349,7 +359,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             if let easy = transfer.easy { curl_multi_remove_handle(multi, easy) }
             transfer.discardPartialDownload()
             recycle(transfer)
-            complete(transfer, with: .failure(.timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)))
+            complete(
+                transfer,
+                with: .failure(
+                    .timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)
+                ))
         }
     }
 
@@ -404,7 +418,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// the caller: the engine thread goes on with every other transfer meanwhile. (With no
     /// caller left to resume, the file is still closed.) When no thread can be made, here.
     private static func syncThenResume(
-        _ completed: CurlTransfer.Completed, path: String, _ continuation: CheckedContinuation<CurlTransfer.Completed, any Error>?
+        _ completed: CurlTransfer.Completed, path: String,
+        _ continuation: CheckedContinuation<CurlTransfer.Completed, any Error>?
     ) {
         let work: @Sendable () -> Void = {
             if let failure = CurlTransfer.syncAndClose(completed.unsyncedDescriptor) {

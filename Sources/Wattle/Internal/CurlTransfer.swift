@@ -1,4 +1,5 @@
 import CCurl
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -6,7 +7,7 @@ import Foundation
 #endif
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// One exchange on one curl easy handle.
@@ -177,14 +178,17 @@ final class CurlTransfer: @unchecked Sendable {
         let trust = request.hostTrust
         if !trust.certificates.isEmpty {
             let bundle = trust.certificates.joined(separator: "\n")
-            check(wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
+            check(
+                wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_CAINFO_BLOB, bundle, bundle.utf8.count), "CAINFO_BLOB")
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAINFO, nil), "CAINFO")
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_CAPATH, nil), "CAPATH")
             check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "SSL_VERIFYPEER")
             // The system CA paths cannot be set back without knowing them: reset before reuse.
             handle.needsReset = true
         } else {
-            check(wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1), "SSL_VERIFYPEER")
+            check(
+                wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, trust.acceptSelfSigned ? 0 : 1),
+                "SSL_VERIFYPEER")
         }
         if let identity = trust.clientCertificate {
             // Blobs, copied by libcurl: the key never touches a file. libcurl matches reused
@@ -193,28 +197,35 @@ final class CurlTransfer: @unchecked Sendable {
             check(wattle_curl_easy_setopt_string(easy, CURLOPT_SSLCERTTYPE, "PEM"), "SSLCERTTYPE")
             check(wattle_curl_easy_setopt_string(easy, CURLOPT_SSLKEYTYPE, "PEM"), "SSLKEYTYPE")
             check(
-                wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, identity.certificatePEM.utf8.count),
+                wattle_curl_easy_setopt_blob_copy(
+                    easy, CURLOPT_SSLCERT_BLOB, identity.certificatePEM, identity.certificatePEM.utf8.count),
                 "SSLCERT_BLOB")
             check(
-                wattle_curl_easy_setopt_blob_copy(easy, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, identity.privateKeyPEM.utf8.count),
+                wattle_curl_easy_setopt_blob_copy(
+                    easy, CURLOPT_SSLKEY_BLOB, identity.privateKeyPEM, identity.privateKeyPEM.utf8.count),
                 "SSLKEY_BLOB")
             // An encrypted key's passphrase (copied by libcurl too), else an empty one, never
             // one left from another certificate this handle carried, nor none: libcurl's
             // callback would take the length of a null passphrase if OpenSSL asked for one.
-            check(wattle_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, identity.privateKeyPassphrase ?? ""), "KEYPASSWD")
+            check(
+                wattle_curl_easy_setopt_string(easy, CURLOPT_KEYPASSWD, identity.privateKeyPassphrase ?? ""),
+                "KEYPASSWD")
             // Cleared by a reset before the handle serves a request without it.
             handle.needsReset = true
         }
         if trust.pins.isEmpty {
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_PINNEDPUBLICKEY, nil), "PINNEDPUBLICKEY")
         } else {
-            check(wattle_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";")), "PINNEDPUBLICKEY")
+            check(
+                wattle_curl_easy_setopt_string(easy, CURLOPT_PINNEDPUBLICKEY, trust.pins.joined(separator: ";")),
+                "PINNEDPUBLICKEY")
         }
 
         // Timeouts (0 is none). The stall timeout is Wattle's own (see `hasStalled`): curl's
         // low-speed check averages over a 5-second window, so it fired seconds late.
         check(
-            wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(request.timeouts.connect))),
+            wattle_curl_easy_setopt_long(
+                easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Self.milliseconds(request.timeouts.connect))),
             "CONNECTTIMEOUT_MS")
         let total = request.timeouts.total.map { max(1, Self.milliseconds($0)) } ?? 0
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, total), "TIMEOUT_MS")
@@ -246,17 +257,22 @@ final class CurlTransfer: @unchecked Sendable {
             // No POSTFIELDS: curl reads the body through the read callback, this many bytes.
             check(wattle_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil), "POSTFIELDS")
             check(wattle_curl_easy_setopt_long(easy, CURLOPT_POST, 1), "POST")
-            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(uploadSize)), "POSTFIELDSIZE")
+            check(
+                wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(uploadSize)),
+                "POSTFIELDSIZE")
             if method != "POST" {
                 check(wattle_curl_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, method), "CUSTOMREQUEST")
             }
         } else if let body = request.body {
-            check(wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)), "POSTFIELDSIZE")
+            check(
+                wattle_curl_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
+                "POSTFIELDSIZE")
             body.withUnsafeBytes { bytes in
                 // COPYPOSTFIELDS copies, so the Data need not outlive this call.
                 let pointer = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
                 check(
-                    wattle_curl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)),
+                    wattle_curl_easy_setopt_pointer(
+                        easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)),
                     "COPYPOSTFIELDS")
             }
             if method != "POST" {
@@ -330,7 +346,8 @@ final class CurlTransfer: @unchecked Sendable {
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, progress ? 0 : 1), "NOPROGRESS")
 
         if let (what, code) = failed {
-            return .transport(code: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
+            return .transport(
+                code: Int(code.rawValue), message: "cannot set \(what): \(String(cString: curl_easy_strerror(code)))")
         }
         return nil
     }
@@ -443,7 +460,9 @@ final class CurlTransfer: @unchecked Sendable {
             // CONNECT, which libcurl passes on too: the response code it reports is the
             // server's only (0 until the server's status line).
             var code = 0
-            if let easy, wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK, code == statusCode {
+            if let easy, wattle_curl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &code) == CURLE_OK,
+                code == statusCode
+            {
                 startStream(stream)
             }
         }
@@ -568,12 +587,14 @@ final class CurlTransfer: @unchecked Sendable {
         if statusCode == 206 {
             let start = PartialDownload.rangeStart(of: headers)
             let encoding = headers["Content-Encoding"] ?? "identity"
-            guard requestedOffset > 0, start == requestedOffset, encoding.isEmpty || encoding.caseInsensitiveEquals("identity"),
+            guard requestedOffset > 0, start == requestedOffset,
+                encoding.isEmpty || encoding.caseInsensitiveEquals("identity"),
                 partial.matches(headers)
             else {
                 partial.requestRestart()
                 abort = .range(
-                    "the server answered the range from byte \(requestedOffset) with \(Redaction.escaped(headers["Content-Range"] ?? "no Content-Range"))")
+                    "the server answered the range from byte \(requestedOffset) with \(Redaction.escaped(headers["Content-Range"] ?? "no Content-Range"))"
+                )
                 return false
             }
             downloadBase = requestedOffset
@@ -809,7 +830,8 @@ final class CurlTransfer: @unchecked Sendable {
             return .pinMismatch(host: host)
         case CURLE_SSL_CERTPROBLEM:
             // A key libcurl could not load: for an encrypted one, most often a wrong passphrase.
-            let hint = request.hostTrust.clientCertificate?.isPrivateKeyEncrypted == true
+            let hint =
+                request.hostTrust.clientCertificate?.isPrivateKeyEncrypted == true
                 ? ": is its key's passphrase right, and does the key match the certificate?" : ""
             return .clientCertificate(host: host, reason: "it could not be used (\(message))\(hint)")
         // (Through a proxy of the session's the alert may be the proxy's, which no client
@@ -834,7 +856,8 @@ final class CurlTransfer: @unchecked Sendable {
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
             case .range(let reason): return .transport(code: Int(CURLE_RANGE_ERROR.rawValue), message: reason)
             case .uploadFile(let failure): return .fileError(path: failure.path, reason: failure.reason)
-            case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)  // (`finish` keeps a cut body's response)
+            // (`finish` keeps a cut body's response.)
+            case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)
             }
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,
             CURLE_HTTP2:
@@ -852,9 +875,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// and gets none often sends a plain "handshake failure", which says nothing about
     /// certificates: that stays a transport error.)
     static func isClientCertificateAlert(_ message: String) -> Bool {
-        ["alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
-         "alert certificate expired", "alert certificate revoked", "alert unsupported certificate", "alert access denied"]
-            .contains { message.contains($0) }
+        [
+            "alert certificate required", "alert bad certificate", "alert unknown ca", "alert certificate unknown",
+            "alert certificate expired", "alert certificate revoked", "alert unsupported certificate",
+            "alert access denied",
+        ]
+        .contains { message.contains($0) }
     }
 
     /// The proxy from the environment that a failed connection was to, as "scheme://host:port
@@ -938,7 +964,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// connection, whose total timeout was reported as a connect timeout.
     private func timeoutError(message: String) -> WattleError {
         let lower = message.lowercased()
-        let connecting = !connected || lower.contains("connection timed out") || lower.contains("resolving timed out")
+        let connecting =
+            !connected || lower.contains("connection timed out") || lower.contains("resolving timed out")
             || lower.contains("ssl connection timeout")
         // While connecting, libcurl applies the shorter of the two limits.
         if connecting, request.timeouts.total.map({ $0 >= request.timeouts.connect }) ?? true {

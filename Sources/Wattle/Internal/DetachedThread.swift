@@ -1,4 +1,5 @@
 import CCurl
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -36,16 +37,18 @@ enum DetachedThread {
         #else
         var thread = pthread_t()
         #endif
-        let result = pthread_create(&thread, &attributes, { raw in
-            #if canImport(Darwin)
-            let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
-            #else
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            #endif
-            wattle_set_current_thread_name(String(decoding: box.name.utf8.prefix(15), as: UTF8.self))
-            box.body()
-            return nil
-        }, box)
+        let result = pthread_create(
+            &thread, &attributes,
+            { raw in
+                #if canImport(Darwin)
+                let box = Unmanaged<Box>.fromOpaque(raw).takeRetainedValue()
+                #else
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                #endif
+                wattle_set_current_thread_name(String(decoding: box.name.utf8.prefix(15), as: UTF8.self))
+                box.body()
+                return nil
+            }, box)
         guard result == 0 else {
             Unmanaged<Box>.fromOpaque(box).release()
             return String(cString: strerror(result))

@@ -1,7 +1,7 @@
 import CCurl
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A curl easy handle the engine keeps between transfers (engine thread only).

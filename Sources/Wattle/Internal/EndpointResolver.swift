@@ -27,7 +27,10 @@ enum EndpointResolver {
         } else {
             guard let baseURL else {
                 throw .invalidURL(
-                    trimmed, reason: "it is relative and no base URL is configured; set Configuration.baseURL or use an absolute URL")
+                    trimmed,
+                    reason:
+                        "it is relative and no base URL is configured; set Configuration.baseURL or use an absolute URL"
+                )
             }
             var base = baseURL.absoluteString
             // Drop the base's own query and fragment; endpoints extend its path.
@@ -73,7 +76,10 @@ enum EndpointResolver {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw .invalidURL(absolute, reason: "only http and https URLs are supported")
         }
-        return (url, TransportRequest.Target(string: url.absoluteString, isHTTPS: scheme == "https", host: host, port: url.port))
+        return (
+            url,
+            TransportRequest.Target(string: url.absoluteString, isHTTPS: scheme == "https", host: host, port: url.port)
+        )
     }
 
     /// The string without leading and trailing spaces and tabs (on bytes: Foundation's

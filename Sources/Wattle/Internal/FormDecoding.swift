@@ -30,7 +30,8 @@ enum FormDecoding {
             if byte == UInt8(ascii: "+") {
                 output.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), bytes.distance(from: index, to: bytes.endIndex) >= 3,
-                let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2])
+                let high = PercentEncoding.hexValue(bytes[index + 1]),
+                let low = PercentEncoding.hexValue(bytes[index + 2])
             {
                 output.append(high << 4 | low)
                 index += 2

@@ -85,7 +85,8 @@ enum HeaderLineParser {
     }
 
     private static func isWhitespaceOrNewline(_ byte: UInt8) -> Bool {
-        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r") || byte == UInt8(ascii: "\n")
+        byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") || byte == UInt8(ascii: "\r")
+            || byte == UInt8(ascii: "\n")
     }
 }
 

@@ -57,17 +57,23 @@ enum JSONWriter {
         case let number as any BinaryInteger:
             output += "\(number)"
         case let number as Double:
-            guard number.isFinite else { throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number") }
+            guard number.isFinite else {
+                throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
+            }
             output += "\(number)"
         case let number as Float:
-            guard number.isFinite else { throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number") }
+            guard number.isFinite else {
+                throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
+            }
             output += "\(number)"
         case let number as Decimal:
             output += "\(number)"
         default:
             guard let string = Parameters.scalarString(value) else {
                 throw .invalidRequest(
-                    reason: "the JSON field \"\(path)\" has a value of type \(type(of: value)); use an Encodable body for custom types")
+                    reason:
+                        "the JSON field \"\(path)\" has a value of type \(type(of: value)); use an Encodable body for custom types"
+                )
             }
             writeString(string, into: &output)
         }

@@ -1,5 +1,6 @@
 import CSodium
 import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -119,7 +120,8 @@ final class PartialDownload: Sendable {
                 let code = errno
                 close(descriptor)
                 if code == EWOULDBLOCK { return nil }
-                throw .fileError(path: file.path, reason: "cannot lock the partial download: \(String(cString: strerror(code)))")
+                throw .fileError(
+                    path: file.path, reason: "cannot lock the partial download: \(String(cString: strerror(code)))")
             }
             var opened = stat()
             var named = stat()
@@ -150,7 +152,8 @@ final class PartialDownload: Sendable {
         let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
         guard count > 0, let text = String(validating: bytes[..<count], as: UTF8.self) else { return nil }
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard lines.count >= 3, lines[0] == formatLine, lines[1] == "url \(key)", lines[2].hasPrefix("validator ") else {
+        guard lines.count >= 3, lines[0] == formatLine, lines[1] == "url \(key)", lines[2].hasPrefix("validator ")
+        else {
             return nil
         }
         let validator = String(lines[2].dropFirst("validator ".count))
@@ -162,7 +165,8 @@ final class PartialDownload: Sendable {
     /// What names the file a URL asks for: the URL without its user-info (credentials, not part
     /// of the resource).
     static func identity(of url: URL) -> String {
-        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false), parts.user != nil || parts.password != nil
+        guard var parts = URLComponents(url: url, resolvingAgainstBaseURL: false),
+            parts.user != nil || parts.password != nil
         else { return url.absoluteString }
         parts.user = nil
         parts.password = nil
@@ -230,7 +234,9 @@ final class PartialDownload: Sendable {
     func needsRestart(after error: WattleError) -> Bool {
         state.withLock { state in
             if state.restartNeeded { return true }
-            if case .httpStatus(let response) = error, response.statusCode == 416, state.requestedOffset > 0 { return true }
+            if case .httpStatus(let response) = error, response.statusCode == 416, state.requestedOffset > 0 {
+                return true
+            }
             return false
         }
     }
@@ -294,7 +300,9 @@ final class PartialDownload: Sendable {
             // (Exactly the length: more bytes than it says show it wrong. A 1-byte body is not cut
             // to nothing: its 416 starts over, the partial emptied durably first.)
             var offset = size
-            if let length = state.length, length > 1, size == length, ftruncate(state.lockDescriptor, off_t(length - 1)) == 0 {
+            if let length = state.length, length > 1, size == length,
+                ftruncate(state.lockDescriptor, off_t(length - 1)) == 0
+            {
                 offset = length - 1
             }
             state.requestedOffset = offset
@@ -401,7 +409,8 @@ final class PartialDownload: Sendable {
         let parts = spec.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
         let bounds = parts[0].split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first else {
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first >= 0, last >= first
+        else {
             return nil
         }
         guard let length = Int64(parts[1]), length == last + 1 else { return nil }

@@ -40,7 +40,8 @@ enum PercentEncoding {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(input.count)
         for (index, byte) in input.enumerated() {
-            let strayPercent = byte == UInt8(ascii: "%")
+            let strayPercent =
+                byte == UInt8(ascii: "%")
                 && !(index + 2 < input.count && isHexDigit(input[index + 1]) && isHexDigit(input[index + 2]))
             let bracketInPath = index >= pathStart && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]"))
             if needsEncodingInURL(byte) || strayPercent || bracketInPath {

@@ -1,10 +1,11 @@
+import Logging
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import Logging
-import WattleKeychain
 
 /// Keeps an engine's cookie jar in a keychain item (``Configuration/CookieStorage/keychain(_:)``):
 /// reads it into the jar once, before the first request, and writes the jar back after each
@@ -111,7 +112,8 @@ final class PersistentCookieJar: Sendable {
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             if line.isEmpty || (line.hasPrefix("#") && !line.hasPrefix("#HttpOnly_")) { continue }
             guard Cookie(netscapeLine: String(line)) != nil else {
-                throw .cookieJar(reason: "the stored jar \(item) is damaged (line \(number + 1)); removeAllCookies() empties it")
+                throw .cookieJar(
+                    reason: "the stored jar \(item) is damaged (line \(number + 1)); removeAllCookies() empties it")
             }
             lines.append(String(line))
         }
@@ -161,7 +163,8 @@ final class PersistentCookieJar: Sendable {
             return (lines, self.state.withLock { $0.emptied })
         }
         guard let (listed, emptied) = listing else {
-            return .cookieJar(reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
+            return .cookieJar(
+                reason: "the session has stopped, or libcurl could not list the cookies; they were not kept")
         }
         let now = Date()
         let ours = CookieJarMerge.Jar(listed, now: now)

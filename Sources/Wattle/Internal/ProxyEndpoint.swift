@@ -30,15 +30,21 @@ struct ProxyEndpoint: Sendable {
         }
         guard !trimmed.isEmpty else { throw invalid("it is empty; use Configuration.Proxy.none for no proxy") }
         guard let components = URLComponents(string: full), let scheme = components.scheme?.lowercased() else {
-            throw invalid("it cannot be parsed (a user name or password with /, ?, # or @ in it must be percent-encoded)")
+            throw invalid(
+                "it cannot be parsed (a user name or password with /, ?, # or @ in it must be percent-encoded)")
         }
         guard let defaultPort = Self.defaultPorts[scheme] else {
-            throw invalid("the scheme \"\(Redaction.escaped(scheme))\" is not one of http, https, socks, socks4, socks4a, socks5, socks5h")
+            throw invalid(
+                "the scheme \"\(Redaction.escaped(scheme))\" is not one of http, https, socks, socks4, socks4a, socks5, socks5h"
+            )
         }
         guard let host = components.host, !host.isEmpty else { throw invalid("it has no host") }
-        guard components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil else {
+        guard components.path.isEmpty || components.path == "/", components.query == nil, components.fragment == nil
+        else {
             // This also refuses SOCKS over a Unix socket (`socks5h://localhost/run/tor.sock`).
-            throw invalid("a proxy URL has no path, query or fragment (a user name or password with /, ?, # or @ in it must be percent-encoded)")
+            throw invalid(
+                "a proxy URL has no path, query or fragment (a user name or password with /, ?, # or @ in it must be percent-encoded)"
+            )
         }
         let port = components.port ?? defaultPort
         guard (1...65535).contains(port) else { throw invalid("the port \(port) is out of range") }

@@ -48,7 +48,8 @@ package enum Redaction {
             components.percentEncodedQueryItems = items.map { item in
                 // Percent-encoded items must stay valid RFC 3986 text: `<` and `>` are not, and
                 // Foundation traps on them (found by fuzzing), so the marker is plain letters.
-                isSensitiveName(item.name) && item.value != nil ? URLQueryItem(name: item.name, value: "REDACTED") : item
+                isSensitiveName(item.name) && item.value != nil
+                    ? URLQueryItem(name: item.name, value: "REDACTED") : item
             }
         }
         // A fragment is never sent, but an OAuth implicit flow's redirect puts the token there
@@ -90,7 +91,8 @@ package enum Redaction {
         if let open = text.firstIndex(of: "'"), let close = text.lastIndex(of: "'"), open < close,
             text[text.index(after: open)..<close].contains("@")
         {
-            text = String(text[...open]) + proxyURL(String(text[text.index(after: open)..<close])) + String(text[close...])
+            text =
+                String(text[...open]) + proxyURL(String(text[text.index(after: open)..<close])) + String(text[close...])
         }
         if let separator = text.firstRange(of: "://"), let at = text[separator.upperBound...].lastIndex(of: "@") {
             text = String(text[..<separator.upperBound]) + String(text[text.index(after: at)...])
@@ -155,7 +157,9 @@ package enum Redaction {
             } else {
                 // A number, `true`, `false` or `null`: `"pin": 123456`.
                 var end = probe
-                while end < text.endIndex, !",}]".contains(text[end]), !text[end].isWhitespace { end = text.index(after: end) }
+                while end < text.endIndex, !",}]".contains(text[end]), !text[end].isWhitespace {
+                    end = text.index(after: end)
+                }
                 if end > probe { output += "<redacted>" }
                 index = end
             }
@@ -276,7 +280,8 @@ package enum Redaction {
         case 0x00: "NUL (\\0)"
         case 0x20: "a space"
         case 0x3A: "a colon"
-        default: byte < 0x20 || byte >= 0x7F ? "byte 0x\(String(byte, radix: 16))" : "\"\(Character(UnicodeScalar(byte)))\""
+        default:
+            byte < 0x20 || byte >= 0x7F ? "byte 0x\(String(byte, radix: 16))" : "\"\(Character(UnicodeScalar(byte)))\""
         }
     }
 }

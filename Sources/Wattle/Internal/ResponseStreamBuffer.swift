@@ -1,9 +1,10 @@
+import WattleKeychain
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
-import WattleKeychain
 
 /// The hand-over between the exchange behind ``Session/stream(_:)`` and the task reading its
 /// body: the response's head once it is known, then the body's pieces in order, then its end.
@@ -202,7 +203,9 @@ final class ResponseStreamBuffer: Sendable {
                     if state.bodyWaiter != nil {
                         return .failure(
                             .invalidRequest(
-                                reason: "a ResponseStream's body is already being read by another task: read it once, from one task"))
+                                reason:
+                                    "a ResponseStream's body is already being read by another task: read it once, from one task"
+                            ))
                     }
                     if state.firstPiece < state.pieces.count {
                         let piece = Self.take(&state)

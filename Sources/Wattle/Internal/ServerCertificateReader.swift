@@ -1,4 +1,5 @@
 import CCurl
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -20,7 +21,9 @@ enum ServerCertificateReader {
     }
 
     private static func read(host: String, port: Int, timeout: Duration) -> Result<String, WattleError> {
-        guard let easy = curl_easy_init() else { return .failure(.transport(code: -1, message: "cannot create a curl handle")) }
+        guard let easy = curl_easy_init() else {
+            return .failure(.transport(code: -1, message: "cannot create a curl handle"))
+        }
         defer { curl_easy_cleanup(easy) }
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
@@ -38,7 +41,8 @@ enum ServerCertificateReader {
         _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, CurlTransfer.milliseconds(timeout)))
         let code = curl_easy_perform(easy)
         guard code == CURLE_OK else {
-            let message = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+            let message =
+                errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
             switch code {
             case CURLE_COULDNT_RESOLVE_HOST: return .failure(.cannotResolveHost(host))
             case CURLE_COULDNT_CONNECT: return .failure(.cannotConnect(host: host, port: port, reason: message))

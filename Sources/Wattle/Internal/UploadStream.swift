@@ -5,7 +5,7 @@ package import Foundation
 #endif
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A request body streamed from memory and files, in order: what libcurl's read callback sends
@@ -78,7 +78,8 @@ package final class UploadStream {
                 let path = url.path
                 let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
                 guard descriptor >= 0 else {
-                    throw .fileError(path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
+                    throw .fileError(
+                        path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
                 }
                 var status = stat()
                 guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {

@@ -108,7 +108,9 @@ enum AttributeCoding {
     /// Appends tag, length (4 bytes little-endian) and value of one field, the value written in
     /// place and the length filled in after it. A missing field is skipped, or written with
     /// length 0 when `keepingMissing` (identity hashing, where an unset field hashes as empty).
-    static func appendField(_ tag: UInt8, of attributes: KeychainAttributes, to out: inout [UInt8], keepingMissing: Bool) {
+    static func appendField(
+        _ tag: UInt8, of attributes: KeychainAttributes, to out: inout [UInt8], keepingMissing: Bool
+    ) {
         // Most of the 28 fields are unset: skip them before writing anything.
         guard keepingMissing || attributes.hasField(tag) else { return }
         // Set (checked above), or missing and kept: then nothing is appended and the length is 0.

@@ -69,7 +69,9 @@ extension Int: AttributeValue {
 
 extension Date: AttributeValue {
     var encoded: [UInt8] { Bytes.littleEndian(timeIntervalSinceReferenceDate.bitPattern) }
-    func appendEncoded(to bytes: inout [UInt8]) { Bytes.append(littleEndian: timeIntervalSinceReferenceDate.bitPattern, to: &bytes) }
+    func appendEncoded(to bytes: inout [UInt8]) {
+        Bytes.append(littleEndian: timeIntervalSinceReferenceDate.bitPattern, to: &bytes)
+    }
     init?(encoded: UnsafeRawBufferPointer) {
         guard encoded.count == 8 else { return nil }
         let bits = UInt64(littleEndian: encoded.loadUnaligned(as: UInt64.self))

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Musl)
-    import Musl
+import Musl
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Flushes a folder's entries to disk, so that a file created or renamed into it is still

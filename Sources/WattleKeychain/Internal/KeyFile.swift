@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// A key file: exactly 32 random bytes, mode 0600, read straight into guarded memory.

@@ -24,22 +24,26 @@ final class KeychainEngine {
         // A keychain that has its header opens without a write transaction (which would wait
         // for any other process's writes); only creating the header takes one, and looks again.
         let stored = try storage.readMeta()
-        let meta = try stored["wrapped_key"] != nil ? stored : storage.write { () throws -> [String: [UInt8]] in
-            let existing = try storage.readMeta()
-            if existing["wrapped_key"] != nil { return existing }
-            // No header, but items or part of a header: a damaged keychain, not a new one. A
-            // new header would open with any credential and leave every item undecodable.
-            guard existing.isEmpty, try storage.allRows().isEmpty else { throw KeychainError.decode }
-            let master = try WrappingKey.newMaster()
-            let (wrapping, wrappingKey) = try WrappingKey.create(for: credential)
-            var header = KeychainHeader(
-                format: KeychainHeader.currentFormat, keychainID: Sodium.randomBytes(16), keyVersion: 1,
-                wrapping: wrapping, wrappedKey: [])
-            header.wrappedKey = WrappingKey.wrap(master, with: wrappingKey, associatedData: header.wrapAssociatedData)
-            try storage.writeMeta(header.meta)
-            created = master
-            return header.meta
-        }
+        let meta =
+            try stored["wrapped_key"] != nil
+            ? stored
+            : storage.write { () throws -> [String: [UInt8]] in
+                let existing = try storage.readMeta()
+                if existing["wrapped_key"] != nil { return existing }
+                // No header, but items or part of a header: a damaged keychain, not a new one. A
+                // new header would open with any credential and leave every item undecodable.
+                guard existing.isEmpty, try storage.allRows().isEmpty else { throw KeychainError.decode }
+                let master = try WrappingKey.newMaster()
+                let (wrapping, wrappingKey) = try WrappingKey.create(for: credential)
+                var header = KeychainHeader(
+                    format: KeychainHeader.currentFormat, keychainID: Sodium.randomBytes(16), keyVersion: 1,
+                    wrapping: wrapping, wrappedKey: [])
+                header.wrappedKey = WrappingKey.wrap(
+                    master, with: wrappingKey, associatedData: header.wrapAssociatedData)
+                try storage.writeMeta(header.meta)
+                created = master
+                return header.meta
+            }
         let header = try KeychainHeader(meta: meta)
         let master = try created ?? unwrapMaster(header: header, credential: credential)
         return KeychainEngine(storage: storage, header: header, keys: try KeyRing(master: master))
@@ -113,7 +117,9 @@ final class KeychainEngine {
             input.appendField(Tag.service, service)
             input.appendField(Tag.accessGroup, accessGroup)
             input.append(synchronizable ? 1 : 0)
-        } use: { Sodium.keyedHash($0, key: keys.identity) }
+        } use: {
+            Sodium.keyedHash($0, key: keys.identity)
+        }
     }
 
     func groupHash(_ itemClass: KeychainItemClass, value: [UInt8], synchronizable: Bool) -> [UInt8] {
@@ -123,7 +129,9 @@ final class KeychainEngine {
             input.append(littleEndian: UInt32(value.count))
             input.append(value)
             input.append(synchronizable ? 1 : 0)
-        } use: { Sodium.keyedHash($0, key: keys.group) }
+        } use: {
+            Sodium.keyedHash($0, key: keys.group)
+        }
     }
 
     func groupHash(_ itemClass: KeychainItemClass, _ attributes: KeychainAttributes, synchronizable: Bool)
@@ -157,7 +165,9 @@ final class KeychainEngine {
             ad.append(kind.rawValue)
             ad.append(id)
             ad.append(group)
-        } use: { (ad) throws(E) -> R in try body(ad) }
+        } use: { (ad) throws(E) -> R in
+            try body(ad)
+        }
     }
 
     /// ``withAssociatedData(_:itemClass:protection:id:group:_:)``'s bytes as an array.
@@ -250,7 +260,9 @@ final class KeychainEngine {
     /// decoded from there in place and wiped: the ~400-byte value is never returned through the
     /// closures, which copied it at each level.
     func openAttributes(_ row: StoredRow, into decoded: inout AttributeCoding.Decoded) throws {
-        try withOpenedAttributes(row) { (plain) throws(KeychainError) in try AttributeCoding.decode(plain, into: &decoded) }
+        try withOpenedAttributes(row) { (plain) throws(KeychainError) in
+            try AttributeCoding.decode(plain, into: &decoded)
+        }
         guard KeyRing.Protection(decoded.accessibility).rawValue == row.protection else {
             throw KeychainError.decode
         }

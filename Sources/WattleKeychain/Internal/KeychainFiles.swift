@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// File-system rules: the default folder, private folders (0700) and files (0600), and the

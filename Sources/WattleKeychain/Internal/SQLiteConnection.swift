@@ -1,9 +1,9 @@
 internal import CSQLite
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// One SQLite connection, used by one thread at a time: every use is under the store's lock, so

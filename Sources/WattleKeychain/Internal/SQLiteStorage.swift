@@ -5,9 +5,9 @@ import Foundation
 #endif
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #elseif canImport(Darwin)
-    import Darwin
+import Darwin
 #endif
 
 /// Rows in one SQLite file: WAL, `synchronous=FULL`, a busy timeout, `BEGIN IMMEDIATE` for
