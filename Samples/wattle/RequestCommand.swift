@@ -32,6 +32,11 @@ struct RequestCommand: AsyncParsableCommand {
     @Flag(help: "Follow redirects (by default a 3xx is shown and exits with 3).")
     var follow = false
 
+    @Option(
+        name: .customLong("max-redirects"),
+        help: "With --follow: follow at most this many redirects (default 10); one more is an error (exit 2).")
+    var maxRedirects: Int?
+
     @Flag(name: [.short, .long], help: "Send body fields as a form: URL-encoded, or multipart with name@file uploads.")
     var form = false
 
@@ -67,7 +72,7 @@ struct RequestCommand: AsyncParsableCommand {
     var invocation: RequestInvocation {
         RequestInvocation(
             words: words, connection: connection.settings, verbose: verbose, output: output,
-            continueDownload: continueDownload, follow: follow, form: form,
+            continueDownload: continueDownload, follow: follow, maxRedirects: maxRedirects, form: form,
             ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session)
     }
 

@@ -23,6 +23,8 @@ struct RequestInvocation: Equatable, Sendable {
     var continueDownload = false
     /// `--follow`.
     var follow = false
+    /// `--max-redirects`: how many redirects `--follow` follows (10 when not given).
+    var maxRedirects: Int?
     /// `-f`, `--form`.
     var form = false
     /// `--ignore-stdin`.
@@ -105,6 +107,13 @@ struct RequestInvocation: Equatable, Sendable {
         }
         let endpoint = words.removeFirst()
         if continueDownload, output == nil { throw CLIError.usage("--continue resumes a download: it needs -o FILE") }
+        if let maxRedirects {
+            guard follow else { throw CLIError.usage("--max-redirects limits --follow: give --follow too") }
+            guard maxRedirects >= 1 else {
+                throw CLIError.usage(
+                    "--max-redirects must be 1 or more, not \(maxRedirects) (without --follow none is followed)")
+            }
+        }
         let items = try words.map { word in
             do { return try RequestItem.parse(word) } catch let error as RequestItemError {
                 throw CLIError.usage(error.message)
@@ -138,7 +147,7 @@ struct RequestInvocation: Equatable, Sendable {
             configuration.cookies = .keychain(
                 try connection.cookieJar(named: session, origin: origin, configuration: configuration))
         }
-        if follow { configuration.redirects = .follow(maximumHops: 10) }
+        if follow { configuration.redirects = .follow(maximumHops: maxRedirects ?? 10) }
         // A download or a stream has no total timeout unless its request sets one: --timeout
         // is the request's, so that it bounds those too.
         if let total = configuration.timeouts.total, connection.timeout != nil { request.timeout = total }

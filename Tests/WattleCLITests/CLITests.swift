@@ -114,6 +114,7 @@ enum CLI {
 
 struct Echo: Decodable {
     var method: String
+    var path: String?
     var query: String
     var headers: [[String]]
     var body: String
@@ -196,6 +197,30 @@ struct CLITests {
         let result = try await CLI.run([server.url("user").absoluteString])
         #expect(result.status == 0)
         #expect(result.text == #"{"admin":true,"email":"ada@example.test","id":42,"name":"Ada Lovelace"}"#)
+    }
+
+    @Test(
+        "--max-redirects N: --follow follows N redirects and fails at one more (exit 2, one line); 10 by default; without --follow, or below 1, a usage error"
+    )
+    func maxRedirects() async throws {
+        let server = try await Servers.plain.value
+        let three = server.url("redirect-chain/3").absoluteString
+        let followed = try await CLI.run(["--follow", "--max-redirects", "3", three])
+        #expect(followed.status == 0, "\(followed.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: followed.stdout).path == "/echo")
+        let refused = try await CLI.run(["--follow", "--max-redirects", "2", three])
+        #expect(refused.status == 2 && refused.stderr.contains("Too many redirects (more than 2)"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(try await CLI.run(["--follow", "--max-redirects", "1", three]).status == 2)
+        #expect(try await CLI.run(["--follow", server.url("redirect-chain/10").absoluteString]).status == 0)
+        #expect(try await CLI.run(["--follow", server.url("redirect-chain/11").absoluteString]).status == 2)
+        for (arguments, message) in [
+            (["--max-redirects", "3", three], "give --follow too"),
+            (["--follow", "--max-redirects=0", three], "1 or more"),
+        ] {
+            let usage = try await CLI.run(arguments)
+            #expect(usage.status == 1 && usage.stderr.contains(message), "\(arguments): \(usage.stderr)")
+        }
     }
 
     @Test("exit codes: 0, 3, 4, 5, 2 and 1, each error with one line on stderr")
