@@ -212,11 +212,12 @@ public struct Configuration: Sendable {
         /// The item is read before the session's first request (and before
         /// ``Session/cookies()``); a request that finds it unreadable (a locked keychain, say)
         /// fails with ``WattleError/cookieJar(reason:)``, unsent, and the next one tries again:
-        /// the stored cookies are never replaced by a jar that did not start from them. After
-        /// each response that sets a cookie, the whole jar is written back, before the request
-        /// returns; a write that fails is logged as an error and tried again after the next
-        /// such response. Cookies without an expiry are kept too, as `curl -c` and httpie's
-        /// sessions keep them; ``Session/removeAllCookies()`` empties the item as well.
+        /// a session that did not read the stored cookies never writes. After each response
+        /// that sets a cookie, the jar's changes are written back (merged, see below), before
+        /// the request returns; a write that fails is logged as an error and tried again after
+        /// the next such response. Cookies without an expiry are kept too, as `curl -c` and
+        /// httpie's sessions keep them; ``Session/removeAllCookies()`` empties the item as well
+        /// (if that fails, it throws, and later writes merge instead of emptying it then).
         ///
         /// Sessions (or processes) may share one item: each write merges this session's
         /// changes since it last read or wrote the item into what is stored, reading and

@@ -122,8 +122,12 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     }
 
     /// What makes two cookies one in a jar: name, host or domain (lower case, without a
-    /// leading dot), path, and whether it covers subdomains.
-    var identity: String { "\(name)\t\(bareDomain)\t\(path)\t\(includesSubdomains)" }
+    /// leading dot), path (one trailing `/` aside, as libcurl compares paths: `/p` and `/p/`
+    /// are one), and whether it covers subdomains.
+    var identity: String {
+        let comparedPath = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
+        return "\(name)\t\(bareDomain)\t\(comparedPath)\t\(includesSubdomains)"
+    }
 
     /// The domain in lower case without a leading dot (RFC 6265 ignores one).
     private var bareDomain: String {

@@ -58,13 +58,16 @@ struct CookieJarMergeTests {
         #expect(Self.merged(ours: Self.jar(), base: Self.jar(Self.line("x", "1")), theirs: theirs) == [otherPath])
     }
 
-    @Test("the subdomain flag is part of a cookie's identity; the HttpOnly prefix is not")
+    @Test("the subdomain flag is part of a cookie's identity; the HttpOnly prefix and a path's trailing slash are not")
     func flags() {
         let host = "api.test\tFALSE\t/\tFALSE\t0\tx\t1"
         let domain = ".api.test\tTRUE\t/\tFALSE\t0\tx\t2"
         let httpOnly = "#HttpOnly_api.test\tFALSE\t/\tFALSE\t0\tx\t3"
         #expect(Self.jar(host, domain).lines == [host, domain])
         #expect(Self.jar(host, httpOnly).lines == [httpOnly])
+        // One trailing slash aside, as libcurl compares paths.
+        let slashed = "api.test\tFALSE\t/p/\tFALSE\t0\tx\t4"
+        #expect(Self.jar("api.test\tFALSE\t/p\tFALSE\t0\tx\t1", slashed).lines == [slashed])
         #expect(
             Self.merged(ours: Self.jar(httpOnly), base: Self.jar(host), theirs: Self.jar(host, domain)) == [
                 httpOnly, domain,

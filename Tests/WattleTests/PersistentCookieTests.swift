@@ -256,6 +256,11 @@ struct PersistentCookieTests {
         #expect(try await stored() == ["a": "1", "b": "1", "x": "2", "y": "2"])
         _ = try await first.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
         #expect(try await stored() == ["a": "1", "b": "1", "c": "1", "x": "2", "y": "2"])
+        // A write's changes are counted from the last write: the first's x=2, stored already,
+        // does not replace the second's later x=3.
+        _ = try await second.get(Self.api(server) + CookieTests.setting("x=3; Path=/"))
+        _ = try await first.get(Self.api(server) + CookieTests.setting("e=1; Path=/"))
+        #expect(try await stored() == ["a": "1", "b": "1", "c": "1", "e": "1", "x": "3", "y": "2"])
         // Signing out in one empties the stored jar; the other's next write adds its new
         // cookie, not the ones it holds unchanged.
         try await second.removeAllCookies()
@@ -271,10 +276,18 @@ struct PersistentCookieTests {
         let server = try await TestServer.shared()
         let store = KeychainStore.inMemory()
         let jar = KeychainCookieJar(name: "j", store: store)
-        _ = try await Self.session(server, jar).get(Self.api(server) + CookieTests.setting("sid=1"))
+        let reader = Self.session(server, jar)
+        _ = try await reader.get(Self.api(server) + CookieTests.setting("sid=1"))
         var row = try #require(try store.withStorage { try $0.allRows() }.first)
         row.secret[row.secret.count - 1] ^= 1
         try store.withStorage { storage in try storage.write { try storage.upsert(row) } }
+        // A session that read the jar before the damage: its next write says what to do.
+        await #expect {
+            try await reader.addCookies([Cookie(name: "n", value: "1", domain: "api.test")])
+        } throws: { error in
+            guard case .cookieJar(let reason) = error as? WattleError else { return false }
+            return reason.contains("is damaged") && reason.contains("removeAllCookies() empties it")
+        }
         let session = Self.session(server, jar)
         await #expect(throws: WattleError.self) { _ = try await session.get(Self.api(server) + "echo") }
         try await session.removeAllCookies()
@@ -283,18 +296,20 @@ struct PersistentCookieTests {
         #expect(try await Self.session(server, jar).cookies().map(\.name) == ["fresh"])
     }
 
-    @Test("a stored line libcurl folds into another cookie on reading is not taken for a removal by the next write")
-    func foldedLinesStay() async throws {
+    @Test(
+        "a stored line libcurl folds into another cookie on reading (libcurl 7.88 compares paths in any case) is not taken for a removal by the next write"
+    )
+    func refusedLinesStay() async throws {
         let server = try await TestServer.shared()
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
-        // libcurl takes /p and /p/ for one path: the second line replaces the first in its jar.
-        let lines = ["api.test\tFALSE\t/p\tFALSE\t0\tx\t1", "api.test\tFALSE\t/p/\tFALSE\t0\tx\t2"]
+        let refused = "api.test\tFALSE\t/P\tFALSE\t0\tx\t1"
+        let lines = [refused, "api.test\tFALSE\t/p\tFALSE\t0\tx\t2"]
         try jar.keychain.set(
             Data((["# Netscape HTTP Cookie File"] + lines).joined(separator: "\n").utf8), forKey: jar.key)
         let session = Self.session(server, jar)
-        #expect(try await session.cookies().count == 1)
+        #expect(try await session.cookies().map(\.path) == ["/p"])
         _ = try await session.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
         let stored = String(decoding: try #require(try jar.keychain.data(forKey: jar.key)), as: UTF8.self)
-        #expect(lines.allSatisfy(stored.contains), "\(stored)")
+        #expect(stored.contains(refused), "\(stored)")
     }
 }

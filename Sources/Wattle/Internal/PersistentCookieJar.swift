@@ -179,10 +179,17 @@ final class PersistentCookieJar: Sendable {
                     return Self.text(of: CookieJarMerge.merge(ours: ours, base: base, theirs: theirs, now: now))
                 }
             }
-        } catch let error as WattleError {
-            return error
         } catch {
-            return .cookieJar(reason: "cannot store the jar in \(item): \(error)")
+            // A failed replace is not tried again by a later write, which could be hours
+            // later and would erase what other sessions stored since: later writes merge from
+            // `base` (removing this session's cookies only). `removeAll` reports the failure.
+            if replacing { state.withLock { $0.emptiedStored = max($0.emptiedStored, emptied) } }
+            switch error {
+            case let error as WattleError: return error
+            case KeychainError.decode:
+                return .cookieJar(reason: "the stored jar \(item) is damaged (\(error)); removeAllCookies() empties it")
+            default: return .cookieJar(reason: "cannot store the jar in \(item): \(error)")
+            }
         }
         state.withLock { state in
             state.saved = max(state.saved, covering)
@@ -216,10 +223,13 @@ final class PersistentCookieJar: Sendable {
             state.clears += 1
             state.loaded = true
         }
-        await engine.withHandle { handle in
-            handle?.removeAllCookies()
+        let emptied = await engine.withHandle { handle -> Bool in
+            guard let handle else { return false }
+            handle.removeAllCookies()
             self.state.withLock { $0.emptied += 1 }
+            return true
         }
+        guard emptied else { throw .cookieJar(reason: "the session has stopped; its cookies were not removed") }
         try await save()
     }
 }
