@@ -8,12 +8,13 @@ import Foundation
 #endif
 
 /// Keeps an engine's cookie jar in a keychain item (``Configuration/CookieStorage/keychain(_:)``):
-/// reads it into the jar once, before the first request, and writes the jar back after each
-/// response that set a cookie.
+/// reads it into the jar once, before the first request, and writes the jar's changes back
+/// after each response that set a cookie.
 ///
 /// Keychain work runs on Swift's global executor, never on the engine thread (a task of
 /// ``Session/withNetworkThreadExecutor(isolation:_:)`` runs there). Writes run one at a time,
-/// each reading the jar just before it writes, so a slower write never replaces a newer jar;
+/// each listing the engine's jar just before it writes, so a slower write never stores an
+/// older jar over a newer one;
 /// a request whose cookies a later write already covered does not write again.
 ///
 /// Several sessions or processes may keep one jar: a write merges this session's changes
@@ -44,7 +45,8 @@ final class PersistentCookieJar: Sendable {
         var base = CookieJarMerge.Jar()
         /// How many times `removeAll` has emptied the engine's jar (counted on the engine
         /// thread, with its `ALL`), and how many of those a write has stored by replacing the
-        /// stored jar instead of merging into it: while they differ, writes replace.
+        /// stored jar instead of merging into it (or failed to: those are not tried again):
+        /// while they differ, writes replace.
         var emptied = 0
         var emptiedStored = 0
     }
