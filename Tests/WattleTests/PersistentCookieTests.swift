@@ -299,17 +299,17 @@ struct PersistentCookieTests {
     @Test(
         "a stored line libcurl folds into another cookie on reading (libcurl 7.88 compares paths in any case) is not taken for a removal by the next write"
     )
-    func refusedLinesStay() async throws {
+    func foldedLinesStay() async throws {
         let server = try await TestServer.shared()
         let jar = KeychainCookieJar(name: "j", store: .inMemory())
-        let refused = "api.test\tFALSE\t/P\tFALSE\t0\tx\t1"
-        let lines = [refused, "api.test\tFALSE\t/p\tFALSE\t0\tx\t2"]
+        let folded = "api.test\tFALSE\t/P\tFALSE\t0\tx\t1"
+        let lines = [folded, "api.test\tFALSE\t/p\tFALSE\t0\tx\t2"]
         try jar.keychain.set(
             Data((["# Netscape HTTP Cookie File"] + lines).joined(separator: "\n").utf8), forKey: jar.key)
         let session = Self.session(server, jar)
         #expect(try await session.cookies().map(\.path) == ["/p"])
         _ = try await session.get(Self.api(server) + CookieTests.setting("c=1; Path=/"))
         let stored = String(decoding: try #require(try jar.keychain.data(forKey: jar.key)), as: UTF8.self)
-        #expect(stored.contains(refused), "\(stored)")
+        #expect(stored.contains(folded), "\(stored)")
     }
 }

@@ -31,8 +31,6 @@ final class PersistentCookieJar: Sendable {
     private struct State {
         /// The stored jar has been read into the engine's (or emptied by `removeAll`).
         var loaded = false
-        /// How many times `removeAll` has run: a read that began before one drops its cookies.
-        var clears = 0
         /// The read under way, shared by the requests waiting for it.
         var loading: Task<WattleError?, Never>?
         /// Changes to the jar that need writing: responses that set a cookie, additions, removals.
@@ -44,9 +42,9 @@ final class PersistentCookieJar: Sendable {
         /// The jar as this session last read or stored it: a write stores the changes from it.
         var base = CookieJarMerge.Jar()
         /// How many times `removeAll` has emptied the engine's jar (counted on the engine
-        /// thread, with its `ALL`), and how many of those a write has stored by replacing the
-        /// stored jar instead of merging into it (or failed to: those are not tried again):
-        /// while they differ, writes replace.
+        /// thread, with its `ALL`: a read that began before one adds none of its cookies), and
+        /// how many of those a write has stored by replacing the stored jar instead of merging
+        /// into it (or failed to: those are not tried again): while they differ, writes replace.
         var emptied = 0
         var emptiedStored = 0
     }
@@ -66,15 +64,17 @@ final class PersistentCookieJar: Sendable {
         let read = state.withLock { state -> Task<WattleError?, Never>? in
             if state.loaded { return nil }
             if let loading = state.loading { return loading }
-            let clears = state.clears
-            let loading = Task(executorPreference: globalConcurrentExecutor) { await self.load(clearsAtStart: clears) }
+            let emptied = state.emptied
+            let loading = Task(executorPreference: globalConcurrentExecutor) {
+                await self.load(emptiedAtStart: emptied)
+            }
             state.loading = loading
             return loading
         }
         if let read, let error = await read.value { throw error }
     }
 
-    private func load(clearsAtStart: Int) async -> WattleError? {
+    private func load(emptiedAtStart: Int) async -> WattleError? {
         let lines: [String]
         do {
             lines = try Self.lines(in: try item.keychain.data(forKey: item.key), item: item)
@@ -84,9 +84,9 @@ final class PersistentCookieJar: Sendable {
         }
         let added = await engine.withHandle { handle -> Bool in
             guard let handle else { return false }
-            // A `removeAll` since the read began wants none of them. Its `ALL` runs on this
-            // thread too, after this if it counted its clear after this check.
-            if self.state.withLock({ $0.clears }) != clearsAtStart { return true }
+            // A `removeAll` whose `ALL` ran since the read began wants none of them. One whose
+            // `ALL` runs later, on this thread too, removes them.
+            if self.state.withLock({ $0.emptied }) != emptiedAtStart { return true }
             guard handle.addCookieLines(lines) else { return false }
             // What libcurl kept, not what was stored: it drops some lines and folds others
             // into one cookie by its own rules, and a stored line missing from the jar would
@@ -218,13 +218,10 @@ final class PersistentCookieJar: Sendable {
 
     /// Empties the jar and the stored item (cookies another session stored included). A read
     /// under way, or one that starts later, adds none of the stored cookies: the jar counts as
-    /// read, and a read that began before checks the clear count on the engine thread, where
-    /// `ALL` runs too.
+    /// read, and a read that began before checks the count of `ALL`s on the engine thread,
+    /// where they run.
     func removeAll() async throws(WattleError) {
-        state.withLock { state in
-            state.clears += 1
-            state.loaded = true
-        }
+        state.withLock { $0.loaded = true }
         let emptied = await engine.withHandle { handle -> Bool in
             guard let handle else { return false }
             handle.removeAllCookies()
