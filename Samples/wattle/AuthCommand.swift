@@ -80,7 +80,11 @@ struct AuthCommand: AsyncParsableCommand {
         @Option(help: "The API's URL (else --base-url or WATTLE_BASE_URL).")
         var url: String?
 
-        @Option(name: .customLong("refresh-token"), help: "A refresh token.")
+        @Option(
+            name: .customLong("refresh-token"),
+            help:
+                "A refresh token, or - to read it from standard input (after the access token's line when that is - too)."
+        )
         var refreshToken: String?
 
         @Option(name: .customLong("expires-in"), help: "Seconds until the access token expires.")
@@ -91,9 +95,14 @@ struct AuthCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 try await AuthCommand.keep("Token", url: url, connection: connection) {
+                    if let expiresIn, !expiresIn.isFinite {
+                        throw CLIError.usage("--expires-in takes a number of seconds")
+                    }
                     let accessToken = try token == "-" ? AuthCommand.readStandardInputToken() : token
+                    let refresh =
+                        try refreshToken == "-" ? AuthCommand.readStandardInputToken("refresh token") : refreshToken
                     return AuthToken(
-                        accessToken: accessToken, refreshToken: refreshToken,
+                        accessToken: accessToken, refreshToken: refresh,
                         expiresAt: expiresIn.map { Date(timeIntervalSinceNow: $0) })
                 }
             }
@@ -142,14 +151,20 @@ struct AuthCommand: AsyncParsableCommand {
         print("\(what) kept for \(origin.absoluteString) (profile \(connection.profile)): \(token)")
     }
 
-    /// A token given as `-`: the first line of standard input.
-    fileprivate static func readStandardInputToken() throws -> String {
+    /// `seconds` as a whole number within ±10^15, for an expiry far off ("never") or long past.
+    fileprivate static func wholeSeconds(_ seconds: Double) -> Int {
+        guard !seconds.isNaN else { return 0 }
+        return Int(max(-1e15, min(1e15, seconds)))
+    }
+
+    /// A token given as `-`: the next line of standard input.
+    fileprivate static func readStandardInputToken(_ what: String = "token") throws -> String {
         guard let read = Swift.readLine(strippingNewline: true) else {
-            throw CLIError.usage("no token on standard input")
+            throw CLIError.usage("no \(what) on standard input")
         }
         let line = String(read.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
         guard !line.isEmpty else {
-            throw CLIError.usage("no token on standard input")
+            throw CLIError.usage("no \(what) on standard input")
         }
         return line
     }
@@ -176,7 +191,7 @@ struct AuthCommand: AsyncParsableCommand {
                 print("token:   \(token.tokenType) \(token.redactedAccessToken)")
                 print("refresh: \(token.refreshToken.map { AuthToken.redact($0) } ?? "none")")
                 if let expiresAt = token.expiresAt {
-                    let seconds = Int(expiresAt.timeIntervalSinceNow)
+                    let seconds = AuthCommand.wholeSeconds(expiresAt.timeIntervalSinceNow)
                     print("expires: \(seconds >= 0 ? "in \(seconds) s" : "\(-seconds) s ago")")
                 }
             }

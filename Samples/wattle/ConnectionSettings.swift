@@ -115,14 +115,16 @@ struct ConnectionSettings: Equatable, Sendable {
         // without its password.
         if let proxy { configuration.proxy = proxy.isEmpty ? .none : .url(proxy) }
         if let timeout {
-            guard timeout > 0 else { throw CLIError.usage("--timeout must be a positive number of seconds") }
-            configuration.timeouts.total = .milliseconds(Int(timeout * 1000))
+            guard timeout > 0, timeout.isFinite else {
+                throw CLIError.usage("--timeout must be a positive number of seconds")
+            }
+            configuration.timeouts.total = Self.duration(seconds: timeout)
         }
         if let stallTimeout {
             guard stallTimeout >= 0, stallTimeout.isFinite else {
                 throw CLIError.usage("--stall-timeout takes a number of seconds, 0 for none")
             }
-            configuration.timeouts.stall = stallTimeout == 0 ? nil : .milliseconds(Int(stallTimeout * 1000))
+            configuration.timeouts.stall = stallTimeout == 0 ? nil : Self.duration(seconds: stallTimeout)
         }
         if let origin, createKeychain || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
@@ -154,5 +156,11 @@ struct ConnectionSettings: Equatable, Sendable {
         components.path = "/"
         guard let origin = components.url else { throw CLIError.usage("cannot find the origin of \(endpoint)") }
         return origin
+    }
+
+    /// A positive, finite number of seconds as a timeout, in whole milliseconds (rounded up,
+    /// so `0.0001` is not "none"); beyond 10^12 s (30,000 years), 10^12 s.
+    static func duration(seconds: Double) -> Duration {
+        .milliseconds(Int((min(seconds, 1e12) * 1000).rounded(.up)))
     }
 }

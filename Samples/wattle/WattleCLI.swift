@@ -77,6 +77,9 @@ enum WattleMain {
     /// Sends logs to stderr (stdout carries only bodies), runs the command, and leaves with its
     /// exit status.
     static func main() {
+        // A reader that goes away (`wattle URL | head -c 1`) is a failed write, reported in one
+        // line with exit 1 as curl does, not a death by SIGPIPE with nothing said.
+        signal(SIGPIPE, SIG_IGN)
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = Environment["WATTLE_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .error

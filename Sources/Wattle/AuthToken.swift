@@ -50,7 +50,7 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             var expires_in: Double?
             var token_type: String?
         }
-        let body: Body
+        var body: Body
         let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
         if contentType.hasPrefix("application/x-www-form-urlencoded") {
             let fields = FormDecoding.fields(response.data)
@@ -67,6 +67,10 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
         } else {
             // As it is: not the session's decoder, whose key strategy could rename the fields.
             body = try response.decode(Body.self, decoder: JSONDecoder())
+            if let lifetime = body.expires_in, !(lifetime.isFinite && lifetime >= 0) {
+                // A negative lifetime is no lifetime (as in the form-encoded branch).
+                body.expires_in = nil
+            }
         }
         self.init(
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
@@ -105,8 +109,15 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     public var description: String {
         var parts = ["\(tokenType) \(redactedAccessToken)"]
         parts.append(refreshToken == nil ? "no refresh token" : "refresh token set")
-        if let expiresAt { parts.append("expires in \(Int(expiresAt.timeIntervalSinceNow)) s") }
+        if let expiresAt { parts.append("expires in \(Self.wholeSeconds(expiresAt.timeIntervalSinceNow)) s") }
         return "AuthToken(\(parts.joined(separator: ", ")))"
+    }
+
+    /// `seconds` as a whole number, within ±10^15 (an `expires_in` of `1e19`, which some
+    /// servers send for "never", must not trap a description).
+    static func wholeSeconds(_ seconds: Double) -> Int {
+        guard seconds.isFinite else { return seconds > 0 ? 1_000_000_000_000_000 : -1_000_000_000_000_000 }
+        return Int(max(-1e15, min(1e15, seconds)))
     }
 
     /// Same as ``description``.

@@ -20,7 +20,10 @@ public import Foundation
 public struct Configuration: Sendable {
     /// The URL that relative endpoints resolve against.
     public var baseURL: URL?
-    /// Headers sent with every request; a request's own headers replace same-named ones.
+    /// Headers sent with every request; a request's own headers replace same-named ones. A
+    /// `Content-Type` here is sent only with requests whose body has no type of its own: a
+    /// JSON, form, multipart, text or data body sends its own (a multipart one names its
+    /// boundary).
     ///
     /// Unless these or the request name them, Wattle also sends `Accept: */*` and an
     /// `Accept-Encoding` listing the codings libcurl decodes (`deflate, gzip, br, zstd` with
@@ -90,8 +93,10 @@ public struct Configuration: Sendable {
     public var proxy = Proxy.environment
     /// Header names, besides `Authorization`, `Cookie` and `Proxy-Authorization`, that carry
     /// credentials: dropped when a redirect changes origin, redacted in the session's logs.
-    /// Names match in any case (`"X-Goog-Api-Key"` covers `x-goog-api-key`). `description` and
-    /// `dump` of ``HTTPHeaders``, which know no configuration, redact the built-in names only.
+    /// Names match in any case (`"X-Goog-Api-Key"` covers `x-goog-api-key`). Names that say
+    /// they hold a credential (`PRIVATE-TOKEN`, `X-Vault-Token`, `X-Client-Secret`,
+    /// `X-Session-Id`) are treated so without being listed here; `description` and `dump` of
+    /// ``HTTPHeaders``, which know no configuration, redact those and the built-in names.
     public var sensitiveHeaders: Set<String> = ["x-api-key", "x-auth-token", "x-access-token", "api-key"]
     /// Fixed host-to-address mappings, like curl's `--resolve`: requests to `host:port` connect
     /// to `address` without DNS, while TLS still checks the certificate against `host`.

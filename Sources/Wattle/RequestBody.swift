@@ -16,7 +16,8 @@ public import Foundation
 public struct RequestBody: Sendable {
     /// The encoded bytes (empty for ``none``).
     public var data: Data
-    /// The `Content-Type` sent with the body, unless the request sets its own.
+    /// The `Content-Type` sent with the body, unless the request sets its own; it replaces a
+    /// `Content-Type` in ``Configuration/defaultHeaders``.
     public var contentType: String?
     /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty, and
     /// ignored if set.

@@ -295,7 +295,9 @@ public final class Session: Sendable {
         var headers = configuration.defaultHeaders.merging(request.headers)
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
         var bodyContentType: HTTPHeaders.Field?
-        if let contentType = request.body.contentType, !headers.contains("Content-Type") {
+        // The body's own type (a multipart boundary, a form) wins over a default header's; a
+        // request's own `Content-Type` wins over both.
+        if let contentType = request.body.contentType, !request.headers.contains("Content-Type") {
             headers["Content-Type"] = contentType
             bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: contentType)
         }

@@ -123,3 +123,17 @@ public struct KeychainItem: Sendable, Hashable {
         return KeychainItem(.identity, attributes: attributes, data: identityData, accessibility: accessibility)
     }
 }
+
+extension KeychainItem: CustomReflectable {
+    /// The item's fields with the secret's size in place of its bytes, so `dump(item)` (and a
+    /// debugger) shows no secret.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "itemClass": itemClass, "attributes": attributes, "data": "\(data.count) bytes",
+                "accessibility": accessibility, "synchronizable": synchronizable,
+            ],
+            displayStyle: .struct)
+    }
+}

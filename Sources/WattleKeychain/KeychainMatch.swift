@@ -32,3 +32,17 @@ public struct KeychainMatch: Sendable, Hashable {
         self.data = data
     }
 }
+
+extension KeychainMatch: CustomReflectable {
+    /// The match's fields with the secret's size in place of its bytes, so `dump(match)` (and
+    /// a debugger) shows no secret.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "itemClass": itemClass, "attributes": attributes as Any, "accessibility": accessibility as Any,
+                "synchronizable": synchronizable as Any, "data": data.map { "\($0.count) bytes" } as Any,
+            ],
+            displayStyle: .struct)
+    }
+}

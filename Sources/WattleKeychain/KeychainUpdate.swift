@@ -38,3 +38,17 @@ public struct KeychainUpdate: Sendable, Hashable {
         self.synchronizable = synchronizable
     }
 }
+
+extension KeychainUpdate: CustomReflectable {
+    /// The change's fields with the new secret's size in place of its bytes, so
+    /// `dump(update)` (and a debugger) shows no secret.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "attributes": attributes, "data": data.map { "\($0.count) bytes" } as Any,
+                "accessibility": accessibility as Any, "synchronizable": synchronizable as Any,
+            ],
+            displayStyle: .struct)
+    }
+}

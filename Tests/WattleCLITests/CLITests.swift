@@ -156,7 +156,60 @@ struct CLITests {
         let empty = try await CLI.run(["auth", "set-token", "-"] + common, input: .pipe(Data("\n".utf8)))
         #expect(empty.status == 1)
         #expect(empty.stderr.contains("no token on standard input"))
+        // Both from standard input, a line each: the refresh token is in no process list
+        // either, and works (the access token has expired, so the refresh is used).
+        let renewed = server.api.issueTokens()
+        let both = try await CLI.run(
+            ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
+            input: .pipe(Data("\(renewed.access)\n \(renewed.refresh) \n".utf8)))
+        #expect(both.status == 0, "\(both.stderr)")
+        #expect(!both.text.contains(renewed.refresh))
+        let refreshed = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
+        #expect(refreshed.status == 0, "\(refreshed.stderr)")
+        #expect(server.stats.hits("/api/refresh") == 1)
+        let noRefresh = try await CLI.run(
+            ["auth", "set-token", "-", "--refresh-token", "-"] + common, input: .pipe(Data("\(renewed.access)\n".utf8)))
+        #expect(noRefresh.status == 1)
+        #expect(noRefresh.stderr.contains("no refresh token on standard input"), "\(noRefresh.stderr)")
         try await server.stop()
+    }
+
+    @Test("numbers beyond any timeout or expiry are usage errors or taken as very long, never a crash")
+    func outOfRangeNumbers() async throws {
+        let server = try await Servers.plain.value
+        let url = server.url("echo").absoluteString
+        for arguments in [["--timeout", "inf"], ["--timeout", "nan"], ["--stall-timeout", "inf"]] {
+            let refused = try await CLI.run(arguments + [url])
+            #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+        }
+        let long = try await CLI.run(["--timeout", "1e16", "--stall-timeout", "1e300", url])
+        #expect(long.status == 0, "\(long.stderr)")
+
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = ["--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", url]
+        let infinite = try await CLI.run(["auth", "set-token", "t0k3n-abcdefghijkl", "--expires-in", "inf"] + common)
+        #expect(infinite.status == 1)
+        #expect(infinite.stderr.contains("--expires-in takes a number of seconds"), "\(infinite.stderr)")
+        let never = try await CLI.run(["auth", "set-token", "t0k3n-abcdefghijkl", "--expires-in", "1e19"] + common)
+        #expect(never.status == 0, "\(never.stderr)")
+        #expect(never.text.contains("expires in 1000000000000000 s"), "\(never.text)")
+        let shown = try await CLI.run(["auth", "show"] + common)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.text.contains("expires: in 1000000000000000 s"), "\(shown.text)")
+    }
+
+    @Test("a reader that goes away is a failed write: exit 1 and one line, not death by SIGPIPE")
+    func closedPipe() async throws {
+        let server = try await Servers.plain.value
+        // 4 MB: more than the pipe holds, so writes go on after `head` has left.
+        let script = #"set -o pipefail; "$0" "$1" | head -c 1 > /dev/null; echo "status=${PIPESTATUS[0]}" >&2"#
+        let result = try await CLI.run(
+            ["-c", script, CLI.binary.path, server.url("bytes/4194304").absoluteString],
+            binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.stderr.contains("status=1\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("wattle: cannot write the output: Broken pipe"), "\(result.stderr)")
     }
 
     @Test("a standard method in lower case is the method, as in httpie")

@@ -81,4 +81,32 @@ import WattleTesting
             "secrets: passphrase (old and new), token, service and account names absent from \(files) keychain files "
                 + "and \(texts.count) error descriptions, credential/store descriptions and dumps")
     }
+
+    @Test func dumpsOfItemsMatchesAndUpdatesShowTheSecretsSizeNotItsBytes() throws {
+        // Data's own mirror lists a small value's bytes, one per line ("- 201").
+        let secret = Data((201...220).map { UInt8($0) })
+        var raw = ""
+        dump(secret, to: &raw)
+        #expect(raw.contains("- 201"), "Data's mirror no longer lists bytes; this test shows nothing")
+
+        let store = KeychainStore.inMemory(credential: .key(Array(repeating: 7, count: 32)))
+        let item = KeychainItem.genericPassword(service: "svc", account: "acct", data: secret)
+        try store.add(item)
+        var query = KeychainQuery.genericPassword(service: "svc", account: "acct")
+        query.returnData = true
+        query.returnAttributes = true
+        let match = try #require(try store.copyMatching(query).first)
+        #expect(match.data == secret)
+        let update = KeychainUpdate(data: secret)
+        for value in [item, match, update] as [Any] {
+            var dumped = ""
+            dump(value, to: &dumped)
+            #expect(!dumped.contains("- 201") && !dumped.contains("- 220"), "\(dumped)")
+            #expect(dumped.contains("20 bytes"), "\(dumped)")
+            #expect(!String(describing: value).contains("201"), "\(value)")
+        }
+        var dumped = ""
+        dump(item, to: &dumped)
+        #expect(dumped.contains("svc") && dumped.contains("acct"), "attributes are not secrets: \(dumped)")
+    }
 }

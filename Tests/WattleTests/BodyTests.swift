@@ -73,6 +73,25 @@ struct BodyTests {
         #expect(echo.bodyLength == 0)
     }
 
+    @Test("a body's own content type wins over a default header's; the request's own wins over both")
+    func contentTypePrecedence() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) { $0.defaultHeaders["Content-Type"] = "application/json" }
+        let multipart = RequestBody.multipart([.field("a", "b")], boundary: "XyZ")
+        let framed = try await session.send(Request("echo", method: .post, body: multipart)).decode(Echo.self)
+        #expect(framed.header("Content-Type") == "multipart/form-data; boundary=XyZ")
+        let form = try await session.post("echo", parameters: ["a": "b"], encoding: .form).decode(Echo.self)
+        #expect(form.header("Content-Type") == "application/x-www-form-urlencoded")
+        let own = try await session.send(
+            Request("echo", method: .put, headers: ["Content-Type": "image/png"], body: .data(Data([1])))
+        ).decode(Echo.self)
+        #expect(own.header("Content-Type") == "image/png")
+        // A body without a type of its own (none) keeps the default's.
+        let plain = try await session.send(Request("echo", method: .post)).decode(Echo.self)
+        #expect(plain.header("Content-Type") == "application/json")
+        #expect(framed.headers.filter { $0.first?.lowercased() == "content-type" }.count == 1)
+    }
+
     @Test("a JSON value that cannot be encoded is refused with its path")
     func badJSON() async throws {
         let server = try await TestServer.shared()

@@ -22,6 +22,34 @@ struct RedactionTests {
         #expect(!lines.contains { $0.contains("svc-secret-0001") }, "a log line shows the header's value")
     }
 
+    @Test("a header whose name says it holds a credential is redacted in logs and descriptions without being listed")
+    func credentialLookingHeadersRedacted() async throws {
+        let server = try await TestServer.shared()
+        let capture = CapturedLogs()
+        let session = makeSession(server) {
+            $0.logger = Logger(label: "trace") { _ in CapturingLogHandler(capture: capture) }
+        }
+        let headers: HTTPHeaders = [
+            "PRIVATE-TOKEN": "glpat-secret-01", "X-Vault-Token": "hvs.secret-02", "X-Goog-Api-Key": "goog-secret-03",
+            "X-Amz-Security-Token": "amz-secret-04", "Accept-Encoding": "gzip",
+        ]
+        let echo = try await session.send(Request("echo", headers: headers)).decode(Echo.self)
+        #expect(echo.header("X-Vault-Token") == "hvs.secret-02", "sent as given")
+        let texts = capture.messages.map(\.text) + [headers.description, String(reflecting: headers)]
+        var dumped = ""
+        dump(headers, to: &dumped)
+        for text in texts + [dumped] {
+            for secret in ["glpat-secret-01", "hvs.secret-02", "goog-secret-03", "amz-secret-04"] {
+                #expect(!text.contains(secret), "\(text)")
+            }
+        }
+        // A standard field that merely holds such a word ("code", "auth") is shown.
+        #expect(headers.description.contains("Accept-Encoding: gzip"))
+        #expect(capture.messages.contains { $0.text.contains("Accept-Encoding: gzip") })
+        let challenge: HTTPHeaders = ["WWW-Authenticate": #"Bearer realm="api""#]
+        #expect(challenge.description == #"WWW-Authenticate: Bearer realm="api""#)
+    }
+
     @Test("dump of a transport request and of a response shows no URL password, token query value or body")
     func dumpsRedact() async throws {
         let server = try await TestServer.shared()
@@ -140,6 +168,15 @@ struct RedactionTests {
         let negative = try AuthToken(
             oauthResponse: response("access_token=a&expires_in=-5", type: "application/x-www-form-urlencoded"))
         #expect(negative.expiresAt == nil)
+        // A JSON lifetime far beyond any date ("never"), or below zero: described without
+        // trapping; a negative one is no lifetime, as in a form.
+        let never = try AuthToken(
+            oauthResponse: response(#"{"access_token":"a","expires_in":1e19}"#, type: "application/json"))
+        #expect(never.description.contains("expires in 1000000000000000 s"), "\(never)")
+        #expect(!never.isExpired())
+        let negativeJSON = try AuthToken(
+            oauthResponse: response(#"{"access_token":"a","expires_in":-5}"#, type: "application/json"))
+        #expect(negativeJSON.expiresAt == nil)
         // Declared form-encoded but with no access token.
         #expect(throws: WattleError.self) {
             try AuthToken(

@@ -12,9 +12,19 @@ package enum Redaction {
         "x-access-token", "x-csrf-token", "api-key",
     ]
 
-    /// Whether a header carries a credential (by name).
+    /// Standard fields whose names hold a credential-looking word and whose values are not
+    /// credentials (`Accept-Encoding` holds "code", `WWW-Authenticate` "auth").
+    static let plainHeaderNames: Set<String> = [
+        "accept-encoding", "content-encoding", "transfer-encoding", "www-authenticate", "proxy-authenticate",
+        "access-control-allow-credentials",
+    ]
+
+    /// Whether a header carries a credential, by its name: the known ones, and any whose name
+    /// says it holds one (`PRIVATE-TOKEN`, `X-Vault-Token`, `X-Goog-Api-Key`, `X-Session-Id`),
+    /// as ``isSensitiveName(_:)`` reads a query parameter's.
     static func isSensitiveHeader(_ name: String) -> Bool {
-        sensitiveHeaderNames.contains(name.lowercased())
+        let lower = name.lowercased()
+        return sensitiveHeaderNames.contains(lower) || (isSensitiveName(lower) && !plainHeaderNames.contains(lower))
     }
 
     /// Whether a query parameter or JSON field name looks like it carries a credential.

@@ -72,7 +72,6 @@ enum RedirectFollower {
     /// (`PRIVATE-TOKEN`, `X-Goog-Api-Key`, `X-Vault-Token`, `X-Session-Id`…).
     static func isCredential(_ name: String, _ configuration: Configuration) -> Bool {
         credentialHeaders.contains(name.lowercased()) || configuration.isSensitiveHeader(name)
-            || Redaction.isSensitiveName(name)
     }
 }
 
