@@ -200,13 +200,25 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Unlocks with a credential.
+    /// Unlocks with a credential. A store not opened yet (``shared`` until first use) is
+    /// opened with this credential rather than the one it was made with: so a keychain whose
+    /// credential was changed to a passphrase, or whose key file is gone while its key bytes
+    /// are at hand, can still be opened.
     ///
     /// - Throws: ``KeychainError/authFailed`` when it does not open this keychain (the keychain
-    ///   stays locked).
+    ///   stays locked, or unopened).
     public func unlock(with credential: KeychainCredential) throws {
-        try withEngine { try $0.unlock(with: credential) }
-        state.withLock { $0.lockWhenOpened = false }
+        try state.withLock { state in
+            if let engine = state.engine {
+                try engine.unlock(with: credential)
+            } else {
+                state.engine = try Self.makeEngine(source, credential: credential)
+                // What ``unlock()`` uses from now on, when it may be kept (as changeCredential);
+                // the store's own credential is not what opens this keychain.
+                state.credential = keeps(credential) ? credential : nil
+            }
+            state.lockWhenOpened = false
+        }
     }
 
     /// Unlocks with the credential the store was created with, when that can be used again: a
