@@ -452,6 +452,50 @@ struct AuthenticationTests {
         try await server.stop()
     }
 
+    @Test("a request cancelled while it waits for a slow refresh ends at once; the refresh goes on and is kept")
+    func cancelWhileRefreshing() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            let post = Authenticator.postRefreshToken(to: "api/refresh")
+            $0.authenticator = Authenticator(store: $0.authenticator!.store) { current, session in
+                try await Task.sleep(for: .seconds(2))
+                return try await post(current, session)
+            }
+        }
+        let session = fixture.session
+        let waiting = Task { try await session.get("api/whoami") }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        waiting.cancel()
+        await expectWattleError({ _ = try await waiting.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        let waited = ContinuousClock.now - start
+        #expect(waited < .milliseconds(1500), "the cancelled request waited out the refresh: \(waited)")
+        // The refresh was not cancelled with it: the next request gets its token, with no second refresh.
+        let later = try await session.get("api/whoami")
+        #expect(later.statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(try await fixture.store.load()?.accessToken != fixture.tokens.access)
+        try await fixture.server.stop()
+    }
+
+    @Test("a refreshed token that never expires in practice (expires_in 1e19) is used, not a trap")
+    func farExpiry() async throws {
+        let store = InMemoryTokenStore(AuthToken(accessToken: "old-token-aaaaaaaa", refreshToken: "r"))
+        let coordinator = AuthCoordinator(
+            authenticator: Authenticator(store: store) { _, _ in
+                AuthToken(
+                    accessToken: "new-token-bbbbbbbb", refreshToken: "r2", expiresAt: Date(timeIntervalSinceNow: 1e19))
+            },
+            bareSession: Session(transport: StubTransport()), logger: .init(label: "test"))
+        #expect(try await coordinator.current()?.version == 0)
+        _ = try await coordinator.refresh(after: 0)
+        // The leeway is worked out from the new token's lifetime.
+        let current = try await coordinator.current()
+        #expect(current?.token.accessToken == "new-token-bbbbbbbb")
+    }
+
     @Test("a request that failed with an older token than the current one retries without a refresh")
     func olderTokenJustRetries() async throws {
         let calls = Mutex(0)

@@ -1,4 +1,5 @@
 import Logging
+import WattleKeychain
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -73,7 +74,7 @@ actor AuthCoordinator {
             task = try startRefresh()
         }
         do {
-            return try await task.value
+            return try await Self.waitCancellably(for: task)
         } catch let error as WattleError {
             throw error
         } catch {
@@ -81,11 +82,29 @@ actor AuthCoordinator {
         }
     }
 
+    /// What a refresh gives one waiter. A waiter whose task is cancelled stops waiting at once
+    /// with ``WattleError/cancelled`` (as a cancelled transfer does), while the refresh goes on
+    /// for the others and its outcome is kept (`Task.value` alone would wait it out: up to the
+    /// refresh's own timeout).
+    private static func waitCancellably(for task: Task<(AuthToken?, Int), any Error>) async throws -> (AuthToken?, Int)
+    {
+        let waiter = RefreshWaiter()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                guard waiter.install(continuation) else { return }
+                Task.detached { waiter.finish(await task.result) }
+            }
+        } onCancel: {
+            waiter.finish(.failure(WattleError.cancelled))
+        }
+    }
+
     /// The leeway, at most half the lifetime of a token obtained here, so short-lived tokens
     /// are not refreshed over and over.
     private func effectiveLeeway(for token: AuthToken) -> Duration {
         guard let obtainedAt, let expiresAt = token.expiresAt else { return authenticator.expiryLeeway }
-        let half = Duration.milliseconds(Int(max(0, expiresAt.timeIntervalSince(obtainedAt)) * 500))
+        // At most 10^12 s: a lifetime of `1e19` ("never") must not trap the conversion.
+        let half = Duration.milliseconds(Int(min(1e12, max(0, expiresAt.timeIntervalSince(obtainedAt))) * 500))
         return min(authenticator.expiryLeeway, half)
     }
 
@@ -306,5 +325,51 @@ actor AuthCoordinator {
         version += 1
         lastOutcome = outcome.map { Optional($0) }
         inFlight = nil
+    }
+}
+
+/// One waiter's continuation for a refresh, resumed once: by the refresh's outcome or by the
+/// waiter's cancellation, whichever comes first (a cancellation before the continuation is
+/// installed resumes it as soon as it is).
+private final class RefreshWaiter: Sendable {
+    private enum Slot {
+        case empty
+        case waiting(CheckedContinuation<(AuthToken?, Int), any Error>)
+        case cancelledEarly(Result<(AuthToken?, Int), any Error>)
+        case done
+    }
+
+    private let slot = PThreadLocked(Slot.empty)
+
+    /// Installs the continuation; false when a cancellation came first (it is then resumed).
+    func install(_ continuation: CheckedContinuation<(AuthToken?, Int), any Error>) -> Bool {
+        let early: Result<(AuthToken?, Int), any Error>? = slot.withLock { slot in
+            if case .cancelledEarly(let outcome) = slot {
+                slot = .done
+                return outcome
+            }
+            slot = .waiting(continuation)
+            return nil
+        }
+        guard let early else { return true }
+        continuation.resume(with: early)
+        return false
+    }
+
+    /// Resumes the waiter with `outcome`, unless it has been resumed already.
+    func finish(_ outcome: Result<(AuthToken?, Int), any Error>) {
+        let continuation: CheckedContinuation<(AuthToken?, Int), any Error>? = slot.withLock { slot in
+            switch slot {
+            case .empty:
+                slot = .cancelledEarly(outcome)
+                return nil
+            case .waiting(let continuation):
+                slot = .done
+                return continuation
+            case .cancelledEarly, .done:
+                return nil
+            }
+        }
+        continuation?.resume(with: outcome)
     }
 }
