@@ -8,7 +8,7 @@ import Foundation
 /// | `/echo` (any method) | JSON: method, path, raw query, headers, body (as UTF-8 text, its length, and in base64) |
 /// | `/status/{code}` | that status, with a JSON body naming it |
 /// | `/redirect/{code}?to=URL` | that status with `Location: URL` (default `/echo`) |
-/// | `/redirect-chain/{n}` | `n` redirects, then `/echo` |
+/// | `/redirect-chain/{n}?delay=MS` | `n` redirects, each after `delay` milliseconds (default 0), then `/echo` |
 /// | `/redirect-loop` | a redirect to itself, forever |
 /// | `/delay/{ms}` | `/echo` after `ms` milliseconds |
 /// | `/stall` | headers and 10 bytes of 1,000, then silence |
@@ -46,8 +46,12 @@ enum TestRoutes {
             return .respond(status: 302, headers: [("Location", "/redirect-loop")], body: [])
         case ("redirect-chain", 2):
             let remaining = Int(parts[1]) ?? 0
-            let target = remaining <= 1 ? "/echo" : "/redirect-chain/\(remaining - 1)"
-            return .respond(status: 302, headers: [("Location", target)], body: [])
+            let delay = request.queryValue("delay").flatMap { Int($0) } ?? 0
+            let next =
+                delay > 0 ? "/redirect-chain/\(remaining - 1)?delay=\(delay)" : "/redirect-chain/\(remaining - 1)"
+            let redirect = RouteOutcome.respond(
+                status: 302, headers: [("Location", remaining <= 1 ? "/echo" : next)], body: [])
+            return delay > 0 ? .delayed(milliseconds: delay, redirect) : redirect
         case ("delay", 2):
             return .delayed(milliseconds: Int(parts[1]) ?? 0, json(200, echo(request)))
         case ("stall", _):

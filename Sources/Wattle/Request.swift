@@ -27,7 +27,8 @@ public struct Request: Sendable, CustomStringConvertible {
     public var headers: HTTPHeaders
     /// The body.
     public var body: RequestBody
-    /// The total timeout for this request, replacing ``Timeouts/total``.
+    /// The total timeout for this request, replacing ``Timeouts/total``: redirects followed
+    /// included, each attempt afresh.
     public var timeout: Duration?
     /// Whether the session's stored token goes with this request. Default
     /// ``Authentication-swift.enum/automatic``.

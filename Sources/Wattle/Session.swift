@@ -229,11 +229,23 @@ public final class Session: Sendable {
             warnIfRelaxed(current)
             var response: Response
             var sent = current
-            do {
+            do throws(WattleError) {
                 if let origin { sent = try await withSendHeaders(current, origin: origin) }
                 if let stream = sent.responseStream { stream.setRedirectCount(hops) }
+                if hops > 0, let total = prepared.timeouts.total {
+                    // The total timeout covers the redirects too: a hop gets what is left of it.
+                    let left = total - (ContinuousClock.now - start)
+                    guard left > .zero else {
+                        throw WattleError.timedOut(phase: .total, after: total, url: current.url)
+                    }
+                    sent.timeouts.total = left
+                }
                 response = try await transport.perform(sent)
             } catch {
+                var error = error
+                if hops > 0, case .timedOut(.total, after: _, let url) = error, let total = prepared.timeouts.total {
+                    error = .timedOut(phase: .total, after: total, url: url)  // the configured length
+                }
                 log(current, outcome: "failed: \(error)", start: start)
                 throw error
             }

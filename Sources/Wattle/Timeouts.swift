@@ -6,8 +6,10 @@
 public struct Timeouts: Sendable, Hashable {
     /// Resolving, connecting and the TLS handshake together (`CURLOPT_CONNECTTIMEOUT_MS`).
     public var connect: Duration
-    /// The whole exchange, from start to the last byte (`CURLOPT_TIMEOUT_MS`); `nil` for none.
-    /// Downloads ignore it unless the request sets its own timeout.
+    /// The whole exchange, from start to the last byte (`CURLOPT_TIMEOUT_MS`), redirects
+    /// followed included: each hop gets what is left of it. `nil` for none. Each attempt of a
+    /// ``RetryPolicy``, and the resend after a token refresh, starts it afresh. Downloads
+    /// ignore it unless the request sets its own timeout.
     public var total: Duration?
     /// How long the transfer may go without receiving or sending a byte (see
     /// ``stallMinimumBytes``) before it is abandoned; checked by Wattle every 100 ms once a

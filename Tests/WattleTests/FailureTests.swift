@@ -51,6 +51,24 @@ struct FailureTests {
         #expect(ContinuousClock.now - start < promptBound(seconds: 8))
     }
 
+    @Test("the total timeout covers the redirects followed, not each hop afresh")
+    func totalCoversRedirects() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        // Five hops of 300 ms each: every one within 1 s, all of them not.
+        let start = ContinuousClock.now
+        await expectWattleError({
+            _ = try await session.send(Request("redirect-chain/5?delay=300", timeout: .seconds(1)))
+        }) {
+            if case .timedOut(phase: .total, let after, _) = $0 { return after == .seconds(1) }
+            return false
+        }
+        #expect(ContinuousClock.now - start < promptBound(seconds: 8))
+        // Within the limit, the chain is followed to its end.
+        let followed = try await session.send(Request("redirect-chain/2?delay=100", timeout: .seconds(5)))
+        #expect(followed.statusCode == 200 && followed.metrics.redirectCount == 2)
+    }
+
     @Test("the stall timeout fires when the body stops arriving")
     func stallTimeout() async throws {
         let server = try await TestServer.shared()
