@@ -45,7 +45,9 @@ public struct Configuration: Sendable {
     /// Which TLS certificates are trusted, host by host. Default: full verification against
     /// the system CA store for every host. See ``TrustPolicy``.
     public var trust = TrustPolicy.default
-    /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for none.
+    /// Applies a stored token to requests for ``baseURL``'s origin and refreshes it; nil for
+    /// none. Without a ``baseURL`` no request carries the token: the session logs a warning,
+    /// and a sign-in fails.
     public var authenticator: Authenticator?
     /// Headers computed for each request to the API just before it goes out: a signature over
     /// the method, URL and body (``TransportRequest/body``, or for a streamed body

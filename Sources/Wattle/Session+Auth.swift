@@ -12,10 +12,23 @@ extension Session {
     /// ``signIn(at:parameters:encoding:)`` does this for an OAuth 2 token response.
     ///
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
-    ///   configured or the store cannot save.
+    ///   configured, the configuration has no ``Configuration/baseURL`` (the token would go
+    ///   to no request), or the store cannot save.
     public func signIn(with token: AuthToken) async throws(WattleError) {
         guard let auth else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
+        try checkBaseURLForToken()
         try await auth.signIn(token)
+    }
+
+    /// A token goes only to the base URL's origin: without a base URL, a sign-in would keep a
+    /// token that no request carries.
+    private func checkBaseURLForToken() throws(WattleError) {
+        guard baseOrigin != nil else {
+            throw .authenticationFailed(
+                reason:
+                    "the session has no baseURL, and a token goes only to the base URL's origin: it would be sent with no request"
+            )
+        }
     }
 
     /// POSTs `parameters` to a sign-in endpoint without the stored token, reads the OAuth 2
@@ -30,8 +43,8 @@ extension Session {
     /// refusal is the error.
     ///
     /// - Returns: The token now stored.
-    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
-    ///   configured (nothing is sent) or the store cannot save;
+    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator or no
+    ///   ``Configuration/baseURL`` is configured (nothing is sent) or the store cannot save;
     ///   ``WattleError/invalidRequest(reason:)`` for `encoding: .query` (a password in a URL
     ///   ends up in access logs; nothing is sent); the sign-in call's own error,
     ///   such as ``WattleError/httpStatus(_:)`` with the server's answer to a wrong password;
@@ -43,6 +56,7 @@ extension Session {
         guard auth != nil else {
             throw .authenticationFailed(reason: "no authenticator is configured for this session")
         }
+        try checkBaseURLForToken()
         guard encoding != .query else {
             throw .invalidRequest(
                 reason: "sign-in parameters go in the body (.json or .form), never in the URL, where logs keep them")

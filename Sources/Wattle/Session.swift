@@ -53,6 +53,11 @@ public final class Session: Sendable {
         configurationHeadersAreValid = (try? configured.validate()) != nil
         baseOrigin = configuration.baseURL.map(Origin.init)
         if let authenticator = configuration.authenticator {
+            if baseOrigin == nil {
+                configuration.logger.warning(
+                    "an authenticator without a baseURL sends its token with no request: the token goes only to the base URL's origin"
+                )
+            }
             var bare = configuration
             bare.authenticator = nil
             auth = AuthCoordinator(
@@ -70,7 +75,7 @@ public final class Session: Sendable {
     /// of its headers and fails on a bad default it does not replace.
     private let configurationHeadersAreValid: Bool
     /// The base URL's origin: the token goes to requests for this origin only.
-    private let baseOrigin: Origin?
+    let baseOrigin: Origin?
 
     // pthread-based, not `Synchronization.Mutex`: ThreadSanitizer cannot see that Mutex's
     // hand-over on Linux and reports false races (see `PThreadLocked`).

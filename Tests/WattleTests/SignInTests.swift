@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Testing
 import Wattle
 import WattleDemoServer
@@ -93,6 +94,30 @@ struct SignInTests {
             return false
         }
         #expect(server.stats.hits("/api/login") == 0)
+        try await server.stop()
+    }
+
+    @Test("an authenticator without a baseURL: a warning when the session is made, and sign-ins fail unsent")
+    func authenticatorNeedsABaseURL() async throws {
+        let server = try await DemoServer.start()
+        let capture = CapturedLogs()
+        var configuration = testConfiguration()
+        configuration.authenticator = Authenticator(store: InMemoryTokenStore())
+        configuration.logger = Logger(label: "auth") { _ in CapturingLogHandler(capture: capture) }
+        let session = Session(configuration: configuration)
+        #expect(capture.messages.contains { $0.level == .warning && $0.text.contains("without a baseURL") })
+        let login = server.url("api/login").absoluteString
+        for signIn in [
+            { try await session.signIn(with: AuthToken(accessToken: "kept-token-0001")) },
+            { _ = try await session.signIn(at: login, parameters: ["username": "demo", "password": "wattle"]) },
+        ] as [@Sendable () async throws -> Void] {
+            await expectWattleError(signIn) {
+                if case .authenticationFailed(let reason) = $0 { return reason.contains("no baseURL") }
+                return false
+            }
+        }
+        #expect(server.stats.hits("/api/login") == 0)
+        #expect(try await session.isSignedIn == false)
         try await server.stop()
     }
 }
