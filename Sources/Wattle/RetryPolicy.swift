@@ -10,7 +10,9 @@ import Foundation
 /// on the statuses in ``retryableStatuses`` (also when a proxy answers `CONNECT` with one) and,
 /// if ``retriesTransportErrors``, on timeouts, lost connections, refused connections and an
 /// unreachable proxy. Waits grow exponentially with jitter; a
-/// `Retry-After` header (seconds or an HTTP date) is honoured, capped at ``maximumDelay``.
+/// `Retry-After` header (seconds or an HTTP date) is honoured: a pause longer than
+/// ``maximumDelay`` ends the retries, and the response is the error (retrying before the
+/// server said to would most likely earn the same answer).
 ///
 /// ```swift
 /// config.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
@@ -24,7 +26,7 @@ public struct RetryPolicy: Sendable, Hashable {
     public var retriesTransportErrors: Bool
     /// The first backoff; each further one doubles, with jitter. Default 250 ms.
     public var baseDelay: Duration
-    /// The longest wait, `Retry-After` included. Default 30 s.
+    /// The longest wait. A `Retry-After` asking for longer ends the retries. Default 30 s.
     public var maximumDelay: Duration
 
     /// Creates a policy.
@@ -47,7 +49,7 @@ public struct RetryPolicy: Sendable, Hashable {
         case .httpStatus(let response):
             guard retryableStatuses.contains(response.statusCode) else { return nil }
             if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
-                return min(retryAfter, maximumDelay)
+                return retryAfter <= maximumDelay ? retryAfter : nil
             }
         case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, .unreachable):
             guard retriesTransportErrors else { return nil }

@@ -660,6 +660,24 @@ struct RetryTests {
         #expect(server.stats.hits("/" + path) == 2)
     }
 
+    @Test("a Retry-After longer than the policy's maximum delay ends the retries: the 429 is the error, at once")
+    func longRetryAfterGivesUp() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(1))
+        }
+        let path = "flaky/\(UUID().uuidString)"
+        let start = ContinuousClock.now
+        await expectWattleError({
+            _ = try await session.get(path, parameters: ["failures": 1, "status": 429, "retry_after": 120])
+        }) {
+            guard case .httpStatus(let response) = $0 else { return false }
+            return response.statusCode == 429 && response.headers["Retry-After"] == "120"
+        }
+        #expect(server.stats.hits("/" + path) == 1)
+        #expect(ContinuousClock.now - start < promptBound(seconds: 8))
+    }
+
     @Test("a POST is never retried")
     func neverRetriesPost() async throws {
         let server = try await TestServer.shared()
