@@ -94,6 +94,25 @@ struct EndpointResolutionTests {
         }
     }
 
+    @Test("a path with a colon first reads as a scheme: the error says to begin it with a slash, which works")
+    func colonPath() throws {
+        do {
+            _ = try Request("speech:recognize").url(relativeTo: base)
+            Issue.record("speech:recognize was taken as a path")
+        } catch {
+            #expect(error.description.contains(#"begin it with a slash ("/speech:recognize" extends the base URL)"#))
+        }
+        #expect(
+            try Request("/speech:recognize").url(relativeTo: base).absoluteString
+                == "https://api.example.test/v1/speech:recognize")
+        #expect(try Request("v1beta/documents:batchGet").url(relativeTo: base).path.hasSuffix("documents:batchGet"))
+        do {
+            _ = try Request("ftp://x.test/").url(relativeTo: base)
+        } catch {
+            #expect(!error.description.contains("slash"), "\(error)")
+        }
+    }
+
     @Test("spaces and non-ASCII in a path are percent-encoded")
     func pathEncoding() throws {
         let url = try Request("files/my report é.pdf").url(relativeTo: base)

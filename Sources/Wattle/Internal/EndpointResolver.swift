@@ -21,7 +21,12 @@ enum EndpointResolver {
         var absolute: String
         if let scheme = Self.scheme(of: trimmed) {
             guard scheme == "http" || scheme == "https" else {
-                throw .invalidURL(trimmed, reason: "the scheme \"\(scheme)\" is not supported; use http or https")
+                // "speech:recognize" (Google's custom methods) reads as a URL of scheme "speech".
+                let path =
+                    trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/")
+                    ? "" : "; for a path holding a colon, begin it with a slash (\"/\(trimmed)\" extends the base URL)"
+                throw .invalidURL(
+                    trimmed, reason: "the scheme \"\(scheme)\" is not supported; use http or https\(path)")
             }
             absolute = trimmed
         } else {
