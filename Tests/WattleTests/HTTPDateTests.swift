@@ -27,11 +27,13 @@ struct HTTPDateTests {
         }
     }
 
-    @Test("refuses what is not an IMF-fixdate or names no real day")
+    @Test("refuses what is not an HTTP date or names no real day")
     func refusesMalformed() {
         for text in [
             "", "soon", "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 6 Nov 1994 08:49:37 GMT", "Sun 06 Nov 1994 08:49:37 GMT",
-            "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994", "Xyz, 06 Nov 1994 08:49:37 GMT",
+            "Sun, 06-Nov-94 08:49:37 GMT", "Sun Nov 6 08:49:37 1994", "Xyz, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 UTC", "Sunday, 6-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 94",
+            "Sun Nov 31 08:49:37 1994", "Funday, 06-Nov-94 08:49:37 GMT", "Sunday 06-Nov-94 08:49:37 GMT",
             "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 30 Feb 2024 08:49:37 GMT", "Sun, 29 Feb 2100 08:49:37 GMT",
             "Sun, 00 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 1994 08:60:00 GMT",
             "Sun, 06 Nov 19a4 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT ",
@@ -39,5 +41,23 @@ struct HTTPDateTests {
             #expect(HTTPDate.parse(text) == nil, "\(text)")
         }
         #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
+    }
+
+    @Test("reads the obsolete forms recipients must accept: RFC 850's and asctime's")
+    func obsoleteForms() {
+        let instant = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == instant)
+        #expect(HTTPDate.parse("Sun Nov 16 08:49:37 1994") == instant.addingTimeInterval(10 * 86_400))
+        // A two-digit year is the latest one ending so, at most 50 years ahead: 94 is 1994.
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == instant)
+        let nextYear = Calendar(identifier: .gregorian).component(.year, from: Date()) + 1
+        let twoDigits = String(format: "%02d", nextYear % 100)
+        let ahead = HTTPDate.parse("Monday, 01-Jan-\(twoDigits) 00:00:00 GMT")
+        #expect(
+            ahead.map { Int($0.timeIntervalSinceNow) } ?? 0 > 0,
+            "a year ahead stays ahead: \(String(describing: ahead))")
+        #expect(ahead.map { $0.timeIntervalSinceNow < 2 * 366 * 86_400 } == true)
+        // Retry-After reads them too.
+        #expect(RetryPolicy.parseRetryAfter("Sun Nov  6 08:49:37 1994") == .zero)
     }
 }

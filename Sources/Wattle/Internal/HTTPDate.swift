@@ -4,31 +4,80 @@ import FoundationEssentials
 import Foundation
 #endif
 
-/// Parses the HTTP date form a server sends (RFC 9110, 5.6.7: IMF-fixdate, such as
-/// `Sun, 06 Nov 1994 08:49:37 GMT`), without a locale-dependent date formatter.
+/// Parses HTTP dates (RFC 9110, 5.6.7) without a locale-dependent date formatter: the
+/// IMF-fixdate servers send (`Sun, 06 Nov 1994 08:49:37 GMT`), and the two obsolete forms
+/// recipients must still accept, RFC 850's (`Sunday, 06-Nov-94 08:49:37 GMT`) and asctime's
+/// (`Sun Nov  6 08:49:37 1994`).
 enum HTTPDate {
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
     private static let weekdays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
+    private static let longWeekdays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
-    /// The instant an IMF-fixdate names, or nil when the text is not one (or names no real day).
+    /// The instant an HTTP date names, or nil when the text is not one (or names no real day).
     static func parse(_ text: some StringProtocol) -> Date? {
-        // "Sun, 06 Nov 1994 08:49:37 GMT": fixed width, 29 bytes.
         let bytes = Array(text.utf8)
+        return imfFixdate(bytes) ?? asctime(bytes) ?? rfc850(bytes)
+    }
+
+    /// `Sun, 06 Nov 1994 08:49:37 GMT`: fixed width, 29 bytes.
+    private static func imfFixdate(_ bytes: [UInt8]) -> Date? {
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == UInt8(ascii: " "),
             bytes[7] == UInt8(ascii: " "), bytes[11] == UInt8(ascii: " "), bytes[16] == UInt8(ascii: " "),
-            bytes[19] == UInt8(ascii: ":"), bytes[22] == UInt8(ascii: ":"), bytes[25] == UInt8(ascii: " "),
-            String(decoding: bytes[26..<29], as: UTF8.self) == "GMT",
-            weekdays.contains(String(decoding: bytes[0..<3], as: UTF8.self)),
-            let monthIndex = months.firstIndex(of: String(decoding: bytes[8..<11], as: UTF8.self)),
-            let day = number(bytes[5..<7]), let year = number(bytes[12..<16]),
-            let hour = number(bytes[17..<19]), let minute = number(bytes[20..<22]), let second = number(bytes[23..<25]),
-            hour < 24, minute < 60, second <= 60
+            bytes[25] == UInt8(ascii: " "), text(bytes[26..<29]) == "GMT", weekdays.contains(text(bytes[0..<3])),
+            let month = month(bytes[8..<11]), let day = number(bytes[5..<7]), let year = number(bytes[12..<16])
         else { return nil }
-        let month = monthIndex + 1
-        guard day >= 1, day <= daysInMonth(month, year: year) else { return nil }
+        return date(year: year, month: month, day: day, time: bytes[17..<25])
+    }
+
+    /// `Sun Nov  6 08:49:37 1994`: fixed width, 24 bytes, the day padded with a space.
+    private static func asctime(_ bytes: [UInt8]) -> Date? {
+        guard bytes.count == 24, bytes[3] == UInt8(ascii: " "), bytes[7] == UInt8(ascii: " "),
+            bytes[10] == UInt8(ascii: " "), bytes[19] == UInt8(ascii: " "), weekdays.contains(text(bytes[0..<3])),
+            let month = month(bytes[4..<7]), let year = number(bytes[20..<24])
+        else { return nil }
+        let day = bytes[8] == UInt8(ascii: " ") ? number(bytes[9..<10]) : number(bytes[8..<10])
+        guard let day else { return nil }
+        return date(year: year, month: month, day: day, time: bytes[11..<19])
+    }
+
+    /// `Sunday, 06-Nov-94 08:49:37 GMT`: a whole weekday, then 24 bytes. The two-digit year is
+    /// the latest year ending so that is not more than 50 years ahead (RFC 9110).
+    private static func rfc850(_ bytes: [UInt8]) -> Date? {
+        guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")), longWeekdays.contains(text(bytes[..<comma])),
+            bytes.count == comma + 24
+        else { return nil }
+        let rest = bytes[(comma + 1)...]
+        let at = rest.startIndex
+        guard bytes[at] == UInt8(ascii: " "), bytes[at + 3] == UInt8(ascii: "-"), bytes[at + 7] == UInt8(ascii: "-"),
+            bytes[at + 10] == UInt8(ascii: " "), bytes[at + 19] == UInt8(ascii: " "),
+            text(bytes[(at + 20)...]) == "GMT",
+            let month = month(bytes[(at + 4)..<(at + 7)]), let day = number(bytes[(at + 1)..<(at + 3)]),
+            let twoDigits = number(bytes[(at + 8)..<(at + 10)])
+        else { return nil }
+        let thisYear = 1970 + Int(Date().timeIntervalSince1970 / 31_556_952)
+        var year = thisYear - thisYear % 100 + twoDigits
+        if year > thisYear + 50 { year -= 100 }
+        return date(year: year, month: month, day: day, time: bytes[(at + 11)..<(at + 19)])
+    }
+
+    /// The instant of a day and an `HH:MM:SS` time, or nil for a day or time that does not exist.
+    private static func date(year: Int, month: Int, day: Int, time: ArraySlice<UInt8>) -> Date? {
+        let at = time.startIndex
+        guard time.count == 8, time[at + 2] == UInt8(ascii: ":"), time[at + 5] == UInt8(ascii: ":"),
+            let hour = number(time[at..<(at + 2)]), let minute = number(time[(at + 3)..<(at + 5)]),
+            let second = number(time[(at + 6)..<(at + 8)]), hour < 24, minute < 60, second <= 60,
+            day >= 1, day <= daysInMonth(month, year: year)
+        else { return nil }
         let days = daysSinceEpoch(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    private static func text(_ bytes: ArraySlice<UInt8>) -> String { String(decoding: bytes, as: UTF8.self) }
+
+    /// 1 to 12 for `Jan` to `Dec`.
+    private static func month(_ bytes: ArraySlice<UInt8>) -> Int? {
+        months.firstIndex(of: text(bytes)).map { $0 + 1 }
     }
 
     private static func number(_ digits: ArraySlice<UInt8>) -> Int? {
