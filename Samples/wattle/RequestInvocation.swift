@@ -154,6 +154,9 @@ struct RequestInvocation: Equatable, Sendable {
         // A stream waits for the server as `tail -f` (and `curl -N`) do, however long it is
         // silent, until --timeout or Ctrl-C.
         if stream, output == nil, connection.stallTimeout == nil { configuration.timeouts.stall = nil }
+        // -v prints each request as it goes out to the URL's origin, after the session has
+        // added the kept token, the user agent, the body's type and the defaults.
+        if verbose { configuration.willSend = { Self.printSent($0) } }
         return Prepared(request: request, session: Self.session(configuration, for: request))
     }
 
@@ -206,7 +209,6 @@ struct RequestInvocation: Equatable, Sendable {
     /// Sends the prepared request and prints the outcome; returns the exit code.
     func send(_ prepared: Prepared) async throws -> Int32 {
         let (request, session) = (prepared.request, prepared.session)
-        if verbose { printRequest(request, session: session) }
         if stream, output == nil { return try await sendStreaming(request, session: session) }
 
         let outcome = await perform(request, session: session)
@@ -269,13 +271,15 @@ struct RequestInvocation: Equatable, Sendable {
         }
     }
 
-    private func printRequest(_ request: Request, session: Session) {
+    /// Prints a request as the session sends it (a `willSend` hook that adds nothing).
+    private static func printSent(_ request: TransportRequest) -> HTTPHeaders {
         // The URL as the session's logs show it: no user-info, credential-looking query values redacted.
-        let url = (try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint
-        var lines = ["\(request.method) \(Redaction.fullURL(url))"]
-        // Credentials redacted, as in the session's logs: `-a`'s Basic value is the password in base64.
+        var lines = ["\(request.method) \(Redaction.fullURL(request.url.absoluteString))"]
+        // Credentials redacted, as in the session's logs: a token, `-a`'s Basic value (the
+        // password in base64), a header whose name says it holds one.
         if request.headers.count > 0 { lines.append(request.headers.description) }
         FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)
+        return [:]
     }
 
     private func printResponseHead(_ response: Response) {

@@ -342,9 +342,32 @@ struct CLITests {
         #expect(result.status == 0)
         #expect(result.stderr.contains("GET \(server.url("user").absoluteString)"))
         #expect(result.stderr.contains("X-Trace: abc"))
+        #expect(result.stderr.contains("User-Agent: Wattle/"), "the request as sent: \(result.stderr)")
         #expect(result.stderr.contains("HTTP/1.1 200"))
         #expect(result.stderr.contains("Content-Type: application/json"))
         #expect(result.text.hasPrefix("{"))
+    }
+
+    @Test("-v shows the kept token's Authorization line, redacted, and the body's content type")
+    func verboseShowsWhatTheSessionAdds() async throws {
+        let server = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url",
+            server.baseURL.absoluteString,
+        ]
+        let issued = server.api.issueTokens()
+        #expect(try await CLI.run(["auth", "set-token", issued.access] + common).status == 0)
+        let result = try await CLI.run(["-v", "api/whoami"] + common)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("GET \(server.url("api/whoami").absoluteString)"), "\(result.stderr)")
+        #expect(result.stderr.contains("Authorization: <redacted>"), "\(result.stderr)")
+        #expect(!result.stderr.contains(issued.access))
+        let posted = try await CLI.run(["-v", "--form", "POST", "echo", "a=b"] + common)
+        #expect(posted.status == 0, "\(posted.stderr)")
+        #expect(posted.stderr.contains("Content-Type: application/x-www-form-urlencoded"), "\(posted.stderr)")
+        try await server.stop()
     }
 
     @Test("a proxy URL from the environment that libcurl cannot read: exit 1, one clear line, no password")
