@@ -37,7 +37,10 @@ struct AuthCommand: AsyncParsableCommand {
             commandName: "login",
             abstract: "POST a username and password to a login URL and keep the token it returns.")
 
-        @Argument(help: "The login endpoint, e.g. https://api.example.com/auth/login.")
+        @Argument(
+            help:
+                "The login endpoint, e.g. https://api.example.com/auth/login. The token is kept for --base-url's origin when given, else for this URL's."
+        )
         var url: String
 
         @Option(help: "The username.")
@@ -56,7 +59,9 @@ struct AuthCommand: AsyncParsableCommand {
                         readsStandardInput: true,
                         missing: "no password: pass --password, set WATTLE_PASSWORD or type it")
                 let settings = connection.settings
-                let origin = try settings.origin(of: url)
+                // The token is for the API: the base URL's origin when one is given (a login
+                // served by another host, `auth.example.com`), else the login URL's.
+                let origin = try settings.resolvedBaseURL == nil ? settings.origin(of: url) : settings.origin(of: "/")
                 let configuration = try settings.configuration(origin: origin)
                 // signIn(at:) sends the login without the token kept from before: an expired
                 // one would be refreshed first (failing the login when its refresh token was

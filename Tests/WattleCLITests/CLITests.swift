@@ -443,6 +443,27 @@ struct CLITests {
         #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS of the whole wattle process: \(peakKilobytes ?? -1) KB")
     }
 
+    @Test("auth login at another origin than --base-url keeps the token for the base URL's origin, the API's")
+    func loginElsewhere() async throws {
+        let api = try await Servers.plain.value
+        let login = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url", api.baseURL.absoluteString,
+        ]
+        let signedIn = try await CLI.run(
+            ["auth", "login", login.url("api/login").absoluteString, "--username", "demo", "--password", "wattle"]
+                + common)
+        #expect(signedIn.status == 0, "\(signedIn.stderr)")
+        #expect(signedIn.text.contains("Signed in to \(api.baseURL.absoluteString)"), "\(signedIn.text)")
+        #expect(login.stats.hits("/api/login") == 1)
+        let shown = try await CLI.run(["auth", "show"] + common)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        #expect(shown.text.contains("origin:  \(api.baseURL.absoluteString)"), "\(shown.text)")
+        try await login.stop()
+    }
+
     @Test("auth login, show, a later process using the kept token, refresh, logout; no plaintext token on disk")
     func authCommands() async throws {
         let server = try await Servers.plain.value
