@@ -1,6 +1,7 @@
 import ArgumentParser
 import Wattle
 import WattleCLIKit
+import WattleKeychain
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -79,6 +80,13 @@ struct RequestInvocation: Equatable, Sendable {
                 printError(error.description)
             }
             return ExitCode(ExitStatus.forError(error))
+        case let error as KeychainFileError:
+            // Not a usage error: the keychain (its file, its key file) cannot be used.
+            printError(error.description)
+            return ExitCode(ExitStatus.usageOrOther)
+        case let error as KeychainError:
+            printError("The keychain: \(error.description)")
+            return ExitCode(ExitStatus.usageOrOther)
         default:
             return error
         }

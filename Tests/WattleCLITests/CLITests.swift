@@ -443,6 +443,22 @@ struct CLITests {
         #expect((peakKilobytes ?? .max) < 50 * 1024, "peak RSS of the whole wattle process: \(peakKilobytes ?? -1) KB")
     }
 
+    @Test("a keychain file others may read stops a request with one line saying what to do, not a usage hint")
+    func unusableKeychain() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain").path
+        let common = ["--keychain", keychain, "--base-url", server.baseURL.absoluteString]
+        #expect(try await CLI.run(["auth", "set-token", "t0k3n-abcdefghijkl"] + common).status == 0)
+        #expect(chmod(keychain, 0o644) == 0)
+        let refused = try await CLI.run(["api/whoami"] + common)
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("chmod 600"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("--help"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+    }
+
     @Test("auth login at another origin than --base-url keeps the token for the base URL's origin, the API's")
     func loginElsewhere() async throws {
         let api = try await Servers.plain.value
