@@ -121,12 +121,34 @@ extension Session {
 
     /// Streams `GET endpoint` to a file; see ``download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``.
     public func download(
-        _ endpoint: String, parameters: Parameters = [:], to destination: URL, durability: DownloadDurability = .synced,
-        resumable: Bool = false, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+        _ endpoint: String, parameters: Parameters = [:], headers: HTTPHeaders = [:], to destination: URL,
+        durability: DownloadDurability = .synced, resumable: Bool = false,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
         try await download(
-            Request(endpoint, query: parameters), to: destination, durability: durability, resumable: resumable,
-            progress: progress)
+            Request(endpoint, query: parameters, headers: headers), to: destination, durability: durability,
+            resumable: resumable, progress: progress)
+    }
+
+    /// Streams a request's 2xx body to `destination`, as
+    /// ``download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)`` does, and calls
+    /// `completion` with the response: its ``Response/fileURL`` is `destination`, or on
+    /// failure its ``Response/error`` is set (and its status is 0 when the server never
+    /// answered).
+    ///
+    /// Returns the task doing the work, which can be cancelled.
+    @discardableResult
+    public func download(
+        _ request: Request, to destination: URL, durability: DownloadDurability = .synced, resumable: Bool = false,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil, completion: @escaping @Sendable (Response) -> Void
+    ) -> Task<Void, Never> {
+        Task {
+            completion(
+                await self.responseOrError(request) { () async throws(WattleError) -> Response in
+                    try await self.download(
+                        request, to: destination, durability: durability, resumable: resumable, progress: progress)
+                })
+        }
     }
 
     /// A download through a partial file it keeps on failure (see the `resumable` parameter).

@@ -148,8 +148,15 @@ extension Session {
 
     /// The response, or a response carrying the error.
     func responseOrError(_ request: Request) async -> Response {
+        await responseOrError(request) { () async throws(WattleError) -> Response in try await send(request) }
+    }
+
+    /// What `exchange` returns for `request`, or a response carrying its error.
+    func responseOrError(
+        _ request: Request, _ exchange: () async throws(WattleError) -> Response
+    ) async -> Response {
         do {
-            return try await send(request)
+            return try await exchange()
         } catch {
             if case .httpStatus(var response) = error {
                 response.error = error

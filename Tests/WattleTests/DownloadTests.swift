@@ -22,6 +22,30 @@ struct DownloadTests {
         #expect(DownloadProgress(receivedBytes: 150, expectedBytes: 100).fractionCompleted == 1)
     }
 
+    @Test("the completion form of download delivers the file's response, or one whose error is set")
+    func downloadCompletion() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("body.bin")
+        let done = await withCheckedContinuation { continuation in
+            session.download(Request("bytes/5000"), to: destination, completion: { continuation.resume(returning: $0) })
+        }
+        #expect(done.error == nil && done.fileURL == destination)
+        #expect(try Data(contentsOf: destination).count == 5000)
+        let missing = folder.appendingPathComponent("missing.bin")
+        let failed = await withCheckedContinuation { continuation in
+            session.download(Request("status/404"), to: missing, completion: { continuation.resume(returning: $0) })
+        }
+        #expect(failed.statusCode == 404 && failed.error?.response?.statusCode == 404)
+        #expect(!FileManager.default.fileExists(atPath: missing.path))
+        // The endpoint form takes headers, as every other shortcut does.
+        let echoed = folder.appendingPathComponent("echo.json")
+        _ = try await session.download("echo", headers: ["X-Trace": "t-1"], to: echoed)
+        #expect(try String(contentsOf: echoed, encoding: .utf8).contains("t-1"))
+    }
+
     @Test("a failed download leaves no file and keeps an existing one")
     func failedDownloadKeepsExisting() async throws {
         let server = try await TestServer.shared()
