@@ -295,6 +295,18 @@ public final class Session: Sendable {
         return adapted
     }
 
+    /// Refuses a timeout of zero or less, which libcurl would take as 1 ms (so every request
+    /// would fail at once) and curl users read as "none": `nil` is none for `total` and `stall`.
+    private static func checkPositive(_ timeouts: Timeouts) throws(WattleError) {
+        func refuse(_ name: String, _ value: Duration, _ none: String) throws(WattleError) {
+            throw .invalidRequest(
+                reason: "the \(name) timeout must be longer than zero, not \(WattleError.format(value))\(none)")
+        }
+        if timeouts.connect <= .zero { try refuse("connect", timeouts.connect, "") }
+        if let total = timeouts.total, total <= .zero { try refuse("total", total, " (nil is none)") }
+        if let stall = timeouts.stall, stall <= .zero { try refuse("stall", stall, " (nil is none)") }
+    }
+
     /// Builds the transport request: URL, merged headers, body, timeouts.
     func prepare(
         _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer? = nil
@@ -331,6 +343,7 @@ public final class Session: Sendable {
         } else if download != nil || stream != nil {
             timeouts.total = nil
         }
+        try Self.checkPositive(timeouts)
         let hasBody = !request.body.isNone || request.method == .post
         var prepared = TransportRequest(
             method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,

@@ -1,4 +1,6 @@
-/// The three timeouts of a request.
+/// The three timeouts of a request. Each must be longer than zero (`nil` is none for
+/// ``total`` and ``stall``): a request with a zero or negative one fails unsent with
+/// ``WattleError/invalidRequest(reason:)``.
 ///
 /// ```swift
 /// config.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(10))

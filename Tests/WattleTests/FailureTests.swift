@@ -13,6 +13,29 @@ struct FailureTests {
         #expect(try await session.send(Request("echo", timeout: .seconds(Int64.max / 2))).statusCode == 200)
     }
 
+    @Test("a timeout of zero or less is refused unsent, saying nil is none, not taken as 1 ms")
+    func zeroTimeouts() async throws {
+        let server = try await TestServer.shared()
+        for (timeouts, name) in [
+            (Timeouts(connect: .zero), "connect"), (Timeouts(total: .zero), "total"),
+            (Timeouts(stall: .milliseconds(-5)), "stall"),
+        ] {
+            let session = makeSession(server) { $0.timeouts = timeouts }
+            await expectWattleError({ _ = try await session.get("echo") }) {
+                if case .invalidRequest(let reason) = $0 {
+                    return reason.contains("the \(name) timeout must be longer")
+                }
+                return false
+            }
+        }
+        await expectWattleError({ _ = try await makeSession(server).send(Request("echo", timeout: .zero)) }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("nil is none") }
+            return false
+        }
+        let none = makeSession(server) { $0.timeouts = Timeouts(total: nil, stall: nil) }
+        #expect(try await none.get("echo").statusCode == 200)
+    }
+
     @Test("a total timeout shorter than the connect timeout, firing while connecting, is reported as the total")
     func totalShorterThanConnect() async throws {
         let silent = try SilentServer()  // accepts, never completes the TLS handshake
