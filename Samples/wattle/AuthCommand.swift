@@ -39,7 +39,7 @@ struct AuthCommand: AsyncParsableCommand {
 
         @Argument(
             help:
-                "The login endpoint, e.g. https://api.example.com/auth/login. The token is kept for --base-url's origin when given, else for this URL's."
+                "The login endpoint, e.g. https://api.example.com/auth/login. The token is kept for the origin of --base-url (or WATTLE_BASE_URL) when given, else for this URL's."
         )
         var url: String
 
@@ -59,8 +59,9 @@ struct AuthCommand: AsyncParsableCommand {
                         readsStandardInput: true,
                         missing: "no password: pass --password, set WATTLE_PASSWORD or type it")
                 let settings = connection.settings
-                // The token is for the API: the base URL's origin when one is given (a login
-                // served by another host, `auth.example.com`), else the login URL's.
+                // The token is for the API: the base URL's origin when one is given (--base-url
+                // or WATTLE_BASE_URL; a login served by another host, `auth.example.com`), else
+                // the login URL's.
                 let origin = try settings.resolvedBaseURL == nil ? settings.origin(of: url) : settings.origin(of: "/")
                 let configuration = try settings.configuration(origin: origin)
                 // signIn(at:) sends the login without the token kept from before: an expired

@@ -43,6 +43,10 @@ struct RequestInvocation: Equatable, Sendable {
         var request: Request
         /// The session that sends it.
         var session: Session
+        /// With `-v`, whether the request is printed before it is sent, as it is built: its
+        /// origin is not the base URL's, so the session's `willSend` hook, which prints the
+        /// requests to that origin as they go out, does not see it.
+        var printsRequestFirst = false
     }
 
     /// Sends the request, prints the outcome, and throws `ExitCode` for any exit status but 0.
@@ -162,10 +166,19 @@ struct RequestInvocation: Equatable, Sendable {
         // A stream waits for the server as `tail -f` (and `curl -N`) do, however long it is
         // silent, until --timeout or Ctrl-C.
         if stream, output == nil, connection.stallTimeout == nil { configuration.timeouts.stall = nil }
-        // -v prints each request as it goes out to the URL's origin, after the session has
-        // added the kept token, the user agent, the body's type and the defaults.
-        if verbose { configuration.willSend = { Self.printSent($0) } }
-        return Prepared(request: request, session: Self.session(configuration, for: request))
+        // -v prints each request to the base URL's origin (the URL's own, unless --base-url
+        // or WATTLE_BASE_URL names another) as it goes out, after the session has added the
+        // kept token, the user agent, the body's type and the defaults; a request to another
+        // origin is printed as built, before it is sent.
+        var printsRequestFirst = false
+        if verbose {
+            configuration.willSend = { Self.printSent($0) }
+            let base = (configuration.baseURL ?? origin).absoluteString
+            printsRequestFirst = (try? connection.origin(of: base)) != origin
+        }
+        var prepared = Prepared(request: request, session: Self.session(configuration, for: request))
+        prepared.printsRequestFirst = printsRequestFirst
+        return prepared
     }
 
     /// The `Authorization` value of `-a USER[:PASSWORD]`: the password after the first colon,
@@ -217,6 +230,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// Sends the prepared request and prints the outcome; returns the exit code.
     func send(_ prepared: Prepared) async throws -> Int32 {
         let (request, session) = (prepared.request, prepared.session)
+        if prepared.printsRequestFirst { printRequest(request, session: session) }
         if stream, output == nil { return try await sendStreaming(request, session: session) }
 
         let outcome = await perform(request, session: session)
@@ -277,6 +291,15 @@ struct RequestInvocation: Equatable, Sendable {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// Prints a request as built, before the session adds its headers (for a request the
+    /// `willSend` hook does not see).
+    private func printRequest(_ request: Request, session: Session) {
+        let url = (try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint
+        var lines = ["\(request.method) \(Redaction.fullURL(url))"]
+        if request.headers.count > 0 { lines.append(request.headers.description) }
+        FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)
     }
 
     /// Prints a request as the session sends it (a `willSend` hook that adds nothing).

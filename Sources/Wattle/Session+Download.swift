@@ -134,7 +134,11 @@ extension Session {
     /// ``download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)`` does, and calls
     /// `completion` with the response: its ``Response/fileURL`` is `destination`, or on
     /// failure its ``Response/error`` is set (and its status is 0 when the server never
-    /// answered).
+    /// answered). A status the request accepts (``Request/acceptedStatuses``) has neither:
+    /// its body is in ``Response/data``, and the destination is as it was.
+    ///
+    /// Pass `completion:` by its label: a trailing closure after `progress:` in synchronous
+    /// code would be taken for it.
     ///
     /// Returns the task doing the work, which can be cancelled.
     @discardableResult

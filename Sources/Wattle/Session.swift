@@ -297,7 +297,7 @@ public final class Session: Sendable {
 
     /// Refuses a timeout of zero or less, which libcurl would take as 1 ms (so every request
     /// would fail at once) and curl users read as "none": `nil` is none for `total` and `stall`.
-    private static func checkPositive(_ timeouts: Timeouts) throws(WattleError) {
+    private static func checkPositive(_ timeouts: Timeouts, request: Duration?) throws(WattleError) {
         func refuse(_ name: String, _ value: Duration, _ none: String) throws(WattleError) {
             throw .invalidRequest(
                 reason: "the \(name) timeout must be longer than zero, not \(WattleError.format(value))\(none)")
@@ -305,6 +305,7 @@ public final class Session: Sendable {
         if timeouts.connect <= .zero { try refuse("connect", timeouts.connect, "") }
         if let total = timeouts.total, total <= .zero { try refuse("total", total, " (nil is none)") }
         if let stall = timeouts.stall, stall <= .zero { try refuse("stall", stall, " (nil is none)") }
+        if let request, request <= .zero { try refuse("request's", request, " (nil is the configuration's)") }
     }
 
     /// Builds the transport request: URL, merged headers, body, timeouts.
@@ -337,13 +338,14 @@ public final class Session: Sendable {
         } else {
             try headers.validate()
         }
+        // Checked as configured: a download or a stream drops the total below.
+        try Self.checkPositive(configuration.timeouts, request: request.timeout)
         var timeouts = configuration.timeouts
         if let timeout = request.timeout {
             timeouts.total = timeout
         } else if download != nil || stream != nil {
             timeouts.total = nil
         }
-        try Self.checkPositive(timeouts)
         let hasBody = !request.body.isNone || request.method == .post
         var prepared = TransportRequest(
             method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,

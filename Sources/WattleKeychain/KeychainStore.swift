@@ -6,6 +6,12 @@ public import FoundationEssentials
 public import Foundation
 #endif
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One keychain: a SQLite file (or memory) holding sealed items, with the SecItem-style
 /// primitives and the lock state.
 ///
@@ -28,6 +34,14 @@ public final class KeychainStore: Sendable {
     enum Source: Sendable {
         case file(URL)
         case memory
+
+        /// Whether there is a keychain to open rather than one to make: a file that exists and
+        /// is not empty.
+        var holdsAKeychain: Bool {
+            guard case .file(let url) = self else { return false }
+            var info = stat()
+            return stat(url.path, &info) == 0 && info.st_size > 0
+        }
     }
 
     struct State {
@@ -200,15 +214,23 @@ public final class KeychainStore: Sendable {
         }
     }
 
-    /// Unlocks with a credential. A store not opened yet (``shared`` until first use) is
-    /// opened with this credential rather than the one it was made with: so a keychain whose
-    /// credential was changed to a passphrase, or whose key file is gone while its key bytes
-    /// are at hand, can still be opened.
+    /// Unlocks with a credential. A store whose keychain file exists but is not opened yet
+    /// (``shared`` until first use) is opened with this credential rather than the one it was
+    /// made with: so a keychain whose credential was changed to a passphrase, or whose key
+    /// file is gone while its key bytes are at hand, can still be opened. (A keychain that does
+    /// not exist yet is made with the store's own credential, never this one.)
     ///
     /// - Throws: ``KeychainError/authFailed`` when it does not open this keychain (the keychain
     ///   stays locked, or unopened).
     public func unlock(with credential: KeychainCredential) throws {
         try state.withLock { state in
+            if state.engine == nil, !source.holdsAKeychain {
+                // Made (in memory, or a new file) with the store's own credential, then unlocked.
+                guard let own = state.credential else { throw KeychainError.authFailed }
+                let engine = try Self.makeEngine(source, credential: own)
+                state.engine = engine
+                if !keeps(own) { state.credential = nil }
+            }
             if let engine = state.engine {
                 try engine.unlock(with: credential)
             } else {

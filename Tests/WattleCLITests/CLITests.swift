@@ -367,6 +367,12 @@ struct CLITests {
         let posted = try await CLI.run(["-v", "--form", "POST", "echo", "a=b"] + common)
         #expect(posted.status == 0, "\(posted.stderr)")
         #expect(posted.stderr.contains("Content-Type: application/x-www-form-urlencoded"), "\(posted.stderr)")
+        // A URL on another origin than --base-url's is printed too (as built, without a token).
+        let other = try await Servers.plain.value.url("echo").absoluteString
+        let elsewhere = try await CLI.run(["-v", other, "X-Trace:abc"] + common)
+        #expect(elsewhere.status == 0, "\(elsewhere.stderr)")
+        #expect(elsewhere.stderr.contains("GET \(other)\nX-Trace: abc"), "\(elsewhere.stderr)")
+        #expect(!elsewhere.stderr.contains("Authorization"), "\(elsewhere.stderr)")
         try await server.stop()
     }
 

@@ -452,7 +452,9 @@ struct AuthenticationTests {
         try await server.stop()
     }
 
-    @Test("a request cancelled while it waits for a refresh ends without it; the refresh goes on and is kept")
+    @Test(
+        "a request cancelled while it waits for a refresh ends without it; the refresh goes on and is kept",
+        .timeLimit(.minutes(1)))
     func cancelWhileRefreshing() async throws {
         // The refresh waits at a gate the test opens, after the cancelled request has ended.
         let gate = AsyncStream<Void>.makeStream()

@@ -29,7 +29,15 @@ struct FailureTests {
             }
         }
         await expectWattleError({ _ = try await makeSession(server).send(Request("echo", timeout: .zero)) }) {
-            if case .invalidRequest(let reason) = $0 { return reason.contains("nil is none") }
+            if case .invalidRequest(let reason) = $0 { return reason.contains("the request's timeout must be longer") }
+            return false
+        }
+        // A download, which drops the configured total, is refused all the same.
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let zeroTotal = makeSession(server) { $0.timeouts = Timeouts(total: .zero) }
+        await expectWattleError({ _ = try await zeroTotal.download("echo", to: folder.appendingPathComponent("x")) }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("the total timeout must be longer") }
             return false
         }
         let none = makeSession(server) { $0.timeouts = Timeouts(total: nil, stall: nil) }

@@ -50,13 +50,21 @@ struct HTTPDateTests {
         #expect(HTTPDate.parse("Sun Nov 16 08:49:37 1994") == instant.addingTimeInterval(10 * 86_400))
         // A two-digit year is the latest one ending so, at most 50 years ahead: 94 is 1994.
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == instant)
-        let nextYear = Calendar(identifier: .gregorian).component(.year, from: Date()) + 1
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "GMT")!
+        let nextYear = utc.component(.year, from: Date()) + 1
         let twoDigits = String(format: "%02d", nextYear % 100)
         let ahead = HTTPDate.parse("Monday, 01-Jan-\(twoDigits) 00:00:00 GMT")
         #expect(
             ahead.map { Int($0.timeIntervalSinceNow) } ?? 0 > 0,
             "a year ahead stays ahead: \(String(describing: ahead))")
         #expect(ahead.map { $0.timeIntervalSinceNow < 2 * 366 * 86_400 } == true)
+        // A resumable download's If-Range sends back only an IMF-fixdate (the form senders
+        // must use), never an obsolete one.
+        let now = "Fri, 27 Nov 2026 10:00:00 GMT"
+        #expect(PartialDownload.validator(of: ["Last-Modified": "Sun, 06 Nov 1994 08:49:37 GMT", "Date": now]) != nil)
+        #expect(PartialDownload.validator(of: ["Last-Modified": "Sunday, 06-Nov-94 08:49:37 GMT", "Date": now]) == nil)
+        #expect(PartialDownload.validator(of: ["Last-Modified": "Sun Nov  6 08:49:37 1994", "Date": now]) == nil)
         // Retry-After reads them too.
         #expect(RetryPolicy.parseRetryAfter("Sun Nov  6 08:49:37 1994") == .zero)
     }

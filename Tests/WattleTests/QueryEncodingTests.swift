@@ -102,12 +102,21 @@ struct EndpointResolutionTests {
         } catch {
             #expect(error.description.contains(#"begin it with a slash ("/speech:recognize" extends the base URL)"#))
         }
+        // A key in the query stays out of the hint, as out of the URL the error shows.
+        do {
+            _ = try Request("speech:recognize?key=AIzaSecret0001").url(relativeTo: base)
+            Issue.record("speech:recognize was taken as a path")
+        } catch {
+            #expect(!error.description.contains("AIzaSecret0001"), "\(error)")
+            #expect(error.description.contains(#""/speech:recognize""#), "\(error)")
+        }
         #expect(
             try Request("/speech:recognize").url(relativeTo: base).absoluteString
                 == "https://api.example.test/v1/speech:recognize")
         #expect(try Request("v1beta/documents:batchGet").url(relativeTo: base).path.hasSuffix("documents:batchGet"))
         do {
             _ = try Request("ftp://x.test/").url(relativeTo: base)
+            Issue.record("ftp was taken")
         } catch {
             #expect(!error.description.contains("slash"), "\(error)")
         }

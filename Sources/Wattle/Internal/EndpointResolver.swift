@@ -24,7 +24,8 @@ enum EndpointResolver {
                 // "speech:recognize" (Google's custom methods) reads as a URL of scheme "speech".
                 let path =
                     trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/")
-                    ? "" : "; for a path holding a colon, begin it with a slash (\"/\(trimmed)\" extends the base URL)"
+                    ? ""
+                    : "; for a path holding a colon, begin it with a slash (\"/\(Redaction.escaped(String(trimmed.prefix { $0 != "?" })))\" extends the base URL)"
                 throw .invalidURL(
                     trimmed, reason: "the scheme \"\(scheme)\" is not supported; use http or https\(path)")
             }

@@ -19,6 +19,10 @@ enum HTTPDate {
         return imfFixdate(bytes) ?? asctime(bytes) ?? rfc850(bytes)
     }
 
+    /// The instant an IMF-fixdate names, or nil for any other text (the obsolete forms
+    /// included): the only form a sender may use, so the only one sent back (`If-Range`).
+    static func parseIMFFixdate(_ text: some StringProtocol) -> Date? { imfFixdate(Array(text.utf8)) }
+
     /// `Sun, 06 Nov 1994 08:49:37 GMT`: fixed width, 29 bytes.
     private static func imfFixdate(_ bytes: [UInt8]) -> Date? {
         guard bytes.count == 29, bytes[3] == UInt8(ascii: ","), bytes[4] == UInt8(ascii: " "),
@@ -41,7 +45,7 @@ enum HTTPDate {
     }
 
     /// `Sunday, 06-Nov-94 08:49:37 GMT`: a whole weekday, then 24 bytes. The two-digit year is
-    /// the latest year ending so that is not more than 50 years ahead (RFC 9110).
+    /// the one ending so from 49 years back to 50 ahead (RFC 9110: never more than 50 ahead).
     private static func rfc850(_ bytes: [UInt8]) -> Date? {
         guard let comma = bytes.firstIndex(of: UInt8(ascii: ",")), longWeekdays.contains(text(bytes[..<comma])),
             bytes.count == comma + 24
@@ -55,8 +59,9 @@ enum HTTPDate {
             let twoDigits = number(bytes[(at + 8)..<(at + 10)])
         else { return nil }
         let thisYear = 1970 + Int(Date().timeIntervalSince1970 / 31_556_952)
+        // The year ending so within 49 years back and 50 ahead.
         var year = thisYear - thisYear % 100 + twoDigits
-        if year > thisYear + 50 { year -= 100 }
+        if year > thisYear + 50 { year -= 100 } else if year < thisYear - 49 { year += 100 }
         return date(year: year, month: month, day: day, time: bytes[(at + 11)..<(at + 19)])
     }
 

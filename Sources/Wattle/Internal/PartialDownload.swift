@@ -386,7 +386,8 @@ final class PartialDownload: Sendable {
             guard tag.count >= 2, tag.hasPrefix("\""), tag.hasSuffix("\""), isUsable(tag) else { return nil }
             return tag
         }
-        guard let modified = headers["Last-Modified"], isUsable(modified), let modifiedDate = HTTPDate.parse(modified),
+        guard let modified = headers["Last-Modified"], isUsable(modified),
+            let modifiedDate = HTTPDate.parseIMFFixdate(modified),
             let date = headers["Date"].flatMap({ HTTPDate.parse($0) }), date.timeIntervalSince(modifiedDate) >= 1
         else { return nil }
         return modified
