@@ -32,6 +32,21 @@ struct StreamTests {
         }
     }
 
+    @Test("a reader that stays a piece behind does not grow the buffer by a slot for every piece")
+    func slotsStayBounded() async {
+        let buffer = ResponseStreamBuffer()
+        let piece = [UInt8](repeating: 7, count: 16 * 1024)
+        _ = piece.withUnsafeBytes { buffer.offer($0) }  // one piece ahead, so it never runs dry
+        for index in 0..<10_000 {
+            let offered = piece.withUnsafeBytes { buffer.offer($0) }
+            guard offered, case .success(let read?) = await buffer.next(), read.count == piece.count else {
+                Issue.record("piece \(index) was not offered and read back")
+                return
+            }
+        }
+        #expect(buffer.pieceSlots <= 130, "\(buffer.pieceSlots) slots for 2 pieces held")
+    }
+
     @Test("server-sent events over HTTP/1.1 and HTTP/2 over TLS: every line, in order, then the end")
     func events() async throws {
         let plain = makeSession(try await TestServer.shared())

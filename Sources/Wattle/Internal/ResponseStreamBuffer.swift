@@ -251,6 +251,9 @@ final class ResponseStreamBuffer: Sendable {
     /// The most bytes held at once so far.
     var peakBuffered: Int { state.withLock { $0.peakBuffered } }
 
+    /// The slots of held and read pieces (for the test of a reader that stays behind).
+    var pieceSlots: Int { state.withLock { $0.pieces.count } }
+
     /// Whether a reader waits for the next piece (for the tests of a second reader).
     var hasWaitingReader: Bool { state.withLock { $0.bodyWaiter != nil } }
 
@@ -263,6 +266,12 @@ final class ResponseStreamBuffer: Sendable {
         state.buffered -= piece.count
         if state.firstPiece == state.pieces.count {
             state.pieces.removeAll(keepingCapacity: true)
+            state.firstPiece = 0
+        } else if state.firstPiece >= 64, state.firstPiece * 2 >= state.pieces.count {
+            // A reader that stays behind never empties the array: drop the slots it has read
+            // once they are half of it (amortized O(1) a piece), or they would grow by one
+            // for every piece the stream ever carried.
+            state.pieces.removeFirst(state.firstPiece)
             state.firstPiece = 0
         }
         return piece
