@@ -9,8 +9,9 @@ public enum ProxyFailure: Sendable, Hashable, CustomStringConvertible {
     /// (`host:port`): 407 (or 401 from some proxies) when its credentials are missing or wrong.
     /// Transient for 408, 429, 502, 503 and 504.
     case refusedTunnel(status: Int, target: String)
-    /// The handshake with a SOCKS proxy failed: it refused the credentials or the request, or
-    /// spoke another protocol. Not transient.
+    /// The handshake with the proxy failed: a SOCKS proxy refused the credentials or the
+    /// request, or spoke another protocol; or an `https` proxy's certificate is not trusted.
+    /// Not transient.
     case handshakeFailed(reason: String)
 
     /// Whether retrying later may succeed.

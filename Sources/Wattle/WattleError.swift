@@ -34,10 +34,11 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     /// reached, it refused the tunnel, or the handshake with it failed (`failure` says which).
     /// `proxy` is the proxy's `scheme://host:port`, never its credentials; for one that
     /// `http_proxy` and its kin chose, "scheme://host:port (from the environment)" when known, else
-    /// "from the environment". Not covered, as libcurl does not tell them apart from the
-    /// server's: a timeout connecting to a proxy (``timedOut(phase:after:url:)``), and an
-    /// `https` proxy's untrusted certificate (``untrustedCertificate(host:reason:)``;
-    /// ``TrustPolicy`` never applies to proxies).
+    /// "from the environment". A configured `https` proxy's untrusted certificate is
+    /// ``ProxyFailure/handshakeFailed(reason:)`` (``TrustPolicy`` never applies to proxies).
+    /// Not covered, as libcurl does not tell them apart from the server's: a timeout
+    /// connecting to a proxy (``timedOut(phase:after:url:)``), and an `https` proxy from the
+    /// environment's untrusted certificate (``untrustedCertificate(host:reason:)``).
     case proxyFailed(proxy: String, failure: ProxyFailure)
     /// The connection was lost or closed by the server before the response was complete.
     case connectionLost(host: String, reason: String)

@@ -75,6 +75,27 @@ struct ProxyTests {
         try await server.stop()
     }
 
+    @Test("An https proxy whose certificate is not trusted fails as the proxy's handshake, never as the server's")
+    func untrustedHTTPSProxy() async throws {
+        // A TLS server with a self-signed certificate stands in for the proxy: the handshake
+        // with it fails before anything is proxied.
+        let tlsProxy = try await TLSServers.server()
+        let plain = try await TestServer.shared()
+        let proxyURL = "https://127.0.0.1:\(tlsProxy.port)"
+        // The allowlist is for servers: it does not relax the proxy's check.
+        let session = makeSession(plain) {
+            $0.proxy = .url(proxyURL)
+            $0.trust.selfSignedHosts = ["127.0.0.1"]
+        }
+        for endpoint in ["echo", "https://127.0.0.1:\(tlsProxy.port)/echo"] {
+            await expectWattleError({ _ = try await session.get(endpoint) }) {
+                guard case .proxyFailed(let proxy, .handshakeFailed(let reason)) = $0 else { return false }
+                return proxy == proxyURL && reason.contains("not trusted")
+                    && !$0.description.contains("selfSignedHosts")
+            }
+        }
+    }
+
     @Test("Proxy credentials from the URL are sent; wrong ones fail clearly, without the password anywhere")
     func credentials() async throws {
         let proxy = try LocalProxy.tinyproxy(credentials: ("wattle", Self.password))

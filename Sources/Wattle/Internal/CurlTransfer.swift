@@ -909,9 +909,10 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The failure as the proxy's, when it is: a refused `CONNECT`, a proxy that does not
-    /// resolve or whose URL libcurl cannot read, a failed SOCKS handshake. Nil otherwise. (An
-    /// `https` proxy's untrusted certificate is not told apart: libcurl 7.88 keeps
-    /// `CURLINFO_PROXY_SSL_VERIFYRESULT` across transfers, so it could blame the wrong one.)
+    /// resolve or whose URL libcurl cannot read, a failed SOCKS handshake, a configured `https`
+    /// proxy's untrusted certificate. Nil otherwise. (Not an environment proxy's certificate:
+    /// `no_proxy` may have sent the request direct, and libcurl 7.88 keeps
+    /// `CURLINFO_PROXY_SSL_VERIFYRESULT` across transfers, so it cannot tell.)
     private func proxyError(for code: CURLcode, message: String, easy: UnsafeMutableRawPointer) -> WattleError? {
         let proxy = handle?.proxy?.display ?? "from the environment"
         let target = "\(request.target.host):\(request.target.port)"
@@ -919,6 +920,19 @@ final class CurlTransfer: @unchecked Sendable {
         _ = wattle_curl_easy_getinfo_long(easy, CURLINFO_HTTP_CONNECTCODE, &connectStatus)
         if connectStatus != 0, !(200..<300).contains(connectStatus) {
             return .proxyFailed(proxy: proxy, failure: .refusedTunnel(status: connectStatus, target: target))
+        }
+        if code == CURLE_PEER_FAILED_VERIFICATION, connectStatus == 0, let configured = handle?.proxy,
+            configured.isHTTPS
+        {
+            // A configured proxy takes every request, and its TLS handshake comes before any
+            // `CONNECT` (whose status libcurl resets for each transfer): with none answered, the
+            // certificate that failed is the proxy's. (For a plain `http` request, the only one.)
+            return .proxyFailed(
+                proxy: configured.display,
+                failure: .handshakeFailed(
+                    reason:
+                        "its certificate is not trusted (\(Self.certificateReason(message))); TrustPolicy applies to servers, not proxies: the proxy's certificate must chain to the system's CAs"
+                ))
         }
         if message.hasPrefix("Unsupported proxy") {
             // "Unsupported proxy syntax in '…'" or "Unsupported proxy scheme for '…'": a proxy

@@ -14,6 +14,8 @@ struct ProxyEndpoint: Sendable {
     /// The host (an IPv6 address without brackets) and the port libcurl connects to.
     let host: String
     let port: Int
+    /// Whether libcurl speaks TLS to the proxy itself (`https://`).
+    let isHTTPS: Bool
 
     /// The proxy schemes libcurl speaks, with the port it uses when the URL has none.
     private static let defaultPorts = [
@@ -51,6 +53,7 @@ struct ProxyEndpoint: Sendable {
         url = full
         self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         self.port = port
+        isHTTPS = scheme == "https"
         let bracketed = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         display = Redaction.escaped("\(scheme)://\(bracketed):\(port)")
     }
