@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// Which TLS certificates a session accepts, host by host, and which client certificate it
 /// presents to the hosts that ask for one (``present(_:to:)``).
 ///
@@ -56,9 +62,28 @@ public struct TrustPolicy: Sendable, Hashable {
 
     /// Requires the public key of hosts matching `pattern` to match one of `pins`
     /// (`sha256//<base64 of the SHA-256 of the DER SubjectPublicKeyInfo>`). A pinned host whose
-    /// certificate is self-signed is accepted when the key matches.
+    /// certificate is self-signed is accepted when the key matches. A session whose policy
+    /// holds a pin of another form (the bare base64 `openssl` prints, say) sends nothing: its
+    /// requests fail with ``WattleError/invalidRequest(reason:)`` naming the pin.
     public mutating func pin(_ pattern: String, to pins: [String]) {
         pinnedKeys[pattern, default: []].append(contentsOf: pins)
+    }
+
+    /// The first pin that is not `sha256//` and the base64 of 32 bytes, as an error: libcurl
+    /// would read it as a key file's name (and a list holding one matches no key at all).
+    func invalidPin() -> WattleError? {
+        for (pattern, pins) in pinnedKeys.sorted(by: { $0.key < $1.key }) {
+            for pin in pins {
+                let encoded = pin.hasPrefix("sha256//") ? String(pin.dropFirst(8)) : ""
+                if Data(base64Encoded: encoded)?.count != 32 {
+                    return .invalidRequest(
+                        reason:
+                            "the pin \"\(Redaction.escaped(pin))\" for \"\(Redaction.escaped(pattern))\" is not sha256// and the base64 of a SHA-256 (as PublicKeyPin.pin(forCertificatePEM:) and `wattle pin` give)"
+                    )
+                }
+            }
+        }
+        return nil
     }
 
     /// Presents `certificate` to the hosts matching `pattern` when they ask for a client

@@ -192,6 +192,23 @@ struct TrustPolicyTests {
         #expect(again.metrics.reusedConnection)
     }
 
+    @Test("a pin of another form (bare base64, a list holding one) fails unsent, naming it, not as a mismatch")
+    func malformedPins() async throws {
+        let server = try await TLSServers.server()
+        let right = try PublicKeyPin.pin(forCertificatePEM: try TLSServers.identity.get().certificatePEM)
+        let bare = String(right.dropFirst("sha256//".count))
+        for pins in [[bare], [right, bare], ["sha256//c2hvcnQ="]] {
+            let session = tlsSession { $0.trust.pin("127.0.0.1", to: pins) }
+            await expectWattleError({ _ = try await session.get(server.url("user").absoluteString) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason.contains("is not sha256// and the base64 of a SHA-256")
+            }
+        }
+        // The right one alone still opens it.
+        let pinned = tlsSession { $0.trust.pin("127.0.0.1", to: [right]) }
+        #expect(try await pinned.get(server.url("user").absoluteString).statusCode == 200)
+    }
+
     @Test("the pin of a server equals the pin of its PEM and the one openssl computes")
     func pinHelper() async throws {
         let server = try await TLSServers.server()

@@ -118,6 +118,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 setupError = error
             }
         }
+        // Fail closed, and say why: a malformed pin would fail every request as a mismatch.
+        if setupError == nil { setupError = configuration.trust.invalidPin() }
         var resolve: UnsafeMutablePointer<curl_slist>?
         do {
             resolve = try CurlStringList.make(
