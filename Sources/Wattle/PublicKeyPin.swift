@@ -50,6 +50,10 @@ public enum PublicKeyPin {
     ///
     /// The certificate is read, not trusted: compare the pin with one obtained another way
     /// before relying on it. The host name is still checked against the certificate.
+    ///
+    /// - Throws: ``WattleError/timedOut(phase:after:url:)`` (`connect`) when the handshake
+    ///   takes longer than `timeout`; ``WattleError/cancelled`` within about a second of the
+    ///   task's cancellation.
     public static func pin(ofServer host: String, port: Int = 443, timeout: Duration = .seconds(10))
         async throws(WattleError) -> String
     {

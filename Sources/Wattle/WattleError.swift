@@ -66,7 +66,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
     case decoding(type: String, underlying: String, bodyPrefix: String)
     /// The task was cancelled; the transfer was stopped.
     case cancelled
-    /// The response body exceeded the configured maximum size (in bytes).
+    /// The response body exceeded the configured maximum size (in bytes), or a stream's
+    /// ``ResponseStream/collect(upTo:)`` or ``ResponseStream/lines(maximumLength:)`` limit.
     case responseTooLarge(limit: Int, url: URL)
     /// The response's header section exceeded the limit (in bytes), or one header line was
     /// longer than libcurl accepts.
@@ -154,7 +155,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
             "The request was cancelled."
         case .responseTooLarge(let limit, let url):
             "The response from \(Redaction.url(url.absoluteString)) is larger than the limit of \(limit) bytes; "
-                + "raise Configuration.maximumResponseSize or use download(to:)."
+                + "raise the limit (Configuration.maximumResponseSize; for a stream, the one given to "
+                + "collect(upTo:), or to lines(maximumLength:) for one line) or use download(to:)."
         case .headersTooLarge(let limit, let url):
             "The response headers from \(Redaction.url(url.absoluteString)) are larger than the limit of \(limit) bytes."
         case .authenticationFailed(let reason):

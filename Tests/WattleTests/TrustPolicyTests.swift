@@ -209,6 +209,28 @@ struct TrustPolicyTests {
         #expect(try await pinned.get(server.url("user").absoluteString).statusCode == 200)
     }
 
+    @Test("reading a server's pin ends soon after the task is cancelled, and a silent server times out as a timeout")
+    func pinOfSilentServer() async throws {
+        let silent = try SilentServer()  // accepts, never completes the TLS handshake
+        let reading = Task {
+            try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: silent.port, timeout: .seconds(60))
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        let start = ContinuousClock.now
+        reading.cancel()
+        await expectWattleError({ _ = try await reading.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        #expect(ContinuousClock.now - start < promptBound(seconds: 8), "waited for the 60 s timeout")
+        await expectWattleError({
+            _ = try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: silent.port, timeout: .milliseconds(300))
+        }) {
+            if case .timedOut(.connect, let after, _) = $0 { return after == .milliseconds(300) }
+            return false
+        }
+    }
+
     @Test("the pin of a server equals the pin of its PEM and the one openssl computes")
     func pinHelper() async throws {
         let server = try await TLSServers.server()

@@ -1,4 +1,5 @@
 import CCurl
+import Synchronization
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -12,15 +13,36 @@ import Foundation
 enum ServerCertificateReader {
     static func leafCertificatePEM(host: String, port: Int, timeout: Duration) async throws(WattleError) -> String {
         precondition(CurlGlobal.initialized)
-        let result: Result<String, WattleError> = await withCheckedContinuation { continuation in
-            DetachedThread.start(name: "wattle-cert") {
-                continuation.resume(returning: read(host: host, port: port, timeout: timeout))
+        // Set when the caller is cancelled; libcurl's progress callback, called at least once
+        // a second while it connects, then aborts the handshake.
+        let cancelled = CancelFlag()
+        let result: Result<String, WattleError> = await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                DetachedThread.start(name: "wattle-cert") {
+                    continuation.resume(returning: read(host: host, port: port, timeout: timeout, cancelled: cancelled))
+                }
             }
+        } onCancel: {
+            cancelled.set()
         }
         return try result.get()
     }
 
-    private static func read(host: String, port: Int, timeout: Duration) -> Result<String, WattleError> {
+    /// A flag set once, read from libcurl's callback on the reading thread.
+    private final class CancelFlag: Sendable {
+        private let flag = Atomic<Bool>(false)
+        func set() { flag.store(true, ordering: .relaxed) }
+        var isSet: Bool { flag.load(ordering: .relaxed) }
+    }
+
+    private static let abortIfCancelled: wattle_curl_xferinfo_callback = { userdata, _, _, _, _ in
+        guard let userdata else { return 0 }
+        return Unmanaged<CancelFlag>.fromOpaque(userdata).takeUnretainedValue().isSet ? 1 : 0
+    }
+
+    private static func read(
+        host: String, port: Int, timeout: Duration, cancelled: CancelFlag
+    ) -> Result<String, WattleError> {
         guard let easy = curl_easy_init() else {
             return .failure(.transport(code: -1, message: "cannot create a curl handle"))
         }
@@ -39,8 +61,13 @@ enum ServerCertificateReader {
         _ = wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 0)
         _ = wattle_curl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
         _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, CurlTransfer.milliseconds(timeout)))
+        // `cancelled` outlives the perform: the caller holds it until this returns.
+        _ = wattle_curl_easy_setopt_xferinfo_function(easy, abortIfCancelled)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, Unmanaged.passUnretained(cancelled).toOpaque())
+        _ = wattle_curl_easy_setopt_long(easy, CURLOPT_NOPROGRESS, 0)
         let code = curl_easy_perform(easy)
         guard code == CURLE_OK else {
+            if cancelled.isSet { return .failure(.cancelled) }
             let message =
                 errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
             switch code {
@@ -48,6 +75,9 @@ enum ServerCertificateReader {
             case CURLE_COULDNT_CONNECT: return .failure(.cannotConnect(host: host, port: port, reason: message))
             case CURLE_PEER_FAILED_VERIFICATION:
                 return .failure(.untrustedCertificate(host: host, reason: CurlTransfer.certificateReason(message)))
+            case CURLE_OPERATION_TIMEDOUT:
+                let url = URL(string: "https://\(hostPart):\(port)/") ?? URL(string: "https://invalid/")!
+                return .failure(.timedOut(phase: .connect, after: timeout, url: url))
             default: return .failure(.transport(code: Int(code.rawValue), message: message))
             }
         }
