@@ -84,17 +84,25 @@ public struct ResponseStream: AsyncSequence, Sendable {
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> Data? {
             try await reader.buffer.next().get()
         }
+
+        /// Stops the exchange (its body is given up: a limit was passed), so that its
+        /// connection is freed now rather than when the stream is released.
+        func stop() { reader.buffer.cancel() }
     }
 
     /// The body read whole, for a stream that turned out small (a status the request accepts,
     /// an answer with no events).
     ///
-    /// - Throws: ``WattleError/responseTooLarge(limit:url:)`` past `limit` bytes, and the
-    ///   error that ended the transfer.
+    /// - Throws: ``WattleError/responseTooLarge(limit:url:)`` past `limit` bytes (the exchange
+    ///   is then stopped, its connection freed), and the error that ended the transfer.
     public func collect(upTo limit: Int) async throws(WattleError) -> Data {
         var data = Data()
-        for try await piece in self {
-            guard data.count + piece.count <= limit else { throw .responseTooLarge(limit: limit, url: response.url) }
+        var pieces = makeAsyncIterator()
+        while let piece = try await pieces.next() {
+            guard data.count + piece.count <= limit else {
+                pieces.stop()
+                throw .responseTooLarge(limit: limit, url: response.url)
+            }
             data.append(piece)
         }
         return data
@@ -109,8 +117,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
     public var lines: Lines { Lines(pieces: self, maximumLength: 8 * 1024 * 1024) }
 
     /// The body as lines of text (see ``lines``), none longer than `maximumLength` bytes: a
-    /// longer one ends the iteration with ``WattleError/responseTooLarge(limit:url:)``, so
-    /// that a body with no line feed cannot fill memory.
+    /// longer one ends the iteration with ``WattleError/responseTooLarge(limit:url:)`` and
+    /// stops the exchange, so that a body with no line feed cannot fill memory.
     public func lines(maximumLength: Int) -> Lines { Lines(pieces: self, maximumLength: maximumLength) }
 
     /// The lines of a ``ResponseStream``'s body.
@@ -157,9 +165,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
                         var end = newline
                         if end > start, pending[end - 1] == UInt8(ascii: "\r") { end -= 1 }
-                        guard end - start <= maximumLength else {
-                            throw .responseTooLarge(limit: maximumLength, url: url)
-                        }
+                        guard end - start <= maximumLength else { throw tooLong() }
                         let line = String(decoding: pending[start..<end], as: UTF8.self)
                         start = newline + 1
                         scanned = start
@@ -167,14 +173,10 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     }
                     scanned = pending.count
                     // (A line ending may still follow: its carriage return is not counted.)
-                    if pending.count - start > maximumLength + 1 {
-                        throw .responseTooLarge(limit: maximumLength, url: url)
-                    }
+                    if pending.count - start > maximumLength + 1 { throw tooLong() }
                     if ended {
                         guard start < pending.count else { return nil }
-                        guard pending.count - start <= maximumLength else {
-                            throw .responseTooLarge(limit: maximumLength, url: url)
-                        }
+                        guard pending.count - start <= maximumLength else { throw tooLong() }
                         let line = String(decoding: pending[start...], as: UTF8.self)
                         start = pending.count
                         return line
@@ -196,6 +198,12 @@ public struct ResponseStream: AsyncSequence, Sendable {
             /// The next line, or nil at the end of the body.
             public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> String? {
                 try await next()
+            }
+
+            /// A line past the limit: the exchange is stopped, and this is the error.
+            private func tooLong() -> WattleError {
+                pieces.stop()
+                return .responseTooLarge(limit: maximumLength, url: url)
             }
         }
     }

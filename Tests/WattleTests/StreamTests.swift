@@ -337,6 +337,35 @@ struct StreamTests {
         }
     }
 
+    @Test("a body past collect's or lines' limit stops the exchange, freeing its connection while the stream lives on")
+    func limitFreesTheConnection() async throws {
+        let session = makeSession(try await TestServer.shared()) { $0.connectionsPerHost = 1 }
+        for useLines in [false, true] {
+            let stream = try await session.stream("bytes/\(8 * 1024 * 1024)")
+            await expectWattleError({
+                if useLines {
+                    // The pattern's line feeds come every 251 bytes.
+                    for try await _ in stream.lines(maximumLength: 100) {}
+                } else {
+                    _ = try await stream.collect(upTo: 4000)
+                }
+            }) {
+                if case .responseTooLarge(let limit, _) = $0 { return limit == (useLines ? 100 : 4000) }
+                return false
+            }
+            // The stream is still held: its one connection must be free for the next request.
+            let next = Task { try await session.get("echo") }
+            let watchdog = Task {
+                try? await Task.sleep(for: .seconds(20))
+                next.cancel()
+            }
+            let answered = try? await next.value
+            watchdog.cancel()
+            #expect(answered?.statusCode == 200, "lines: \(useLines): the given-up stream kept the connection")
+            withExtendedLifetime(stream) {}
+        }
+    }
+
     @Test("a cancelled reader gets cancelled, not the megabyte still held")
     func cancelledWithPiecesHeld() async throws {
         let session = makeSession(try await TestServer.shared())
