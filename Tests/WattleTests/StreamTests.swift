@@ -385,6 +385,44 @@ struct StreamTests {
         }
     }
 
+    @Test("a stream cancelled while paused leaves nothing in its handle: the next streams on it arrive intact")
+    func pausedHandleReused() async throws {
+        // Session-private engine and handle pool: the next transfers take the cancelled one's handle.
+        let session = makeSession(try await TestServer.shared())
+        let pattern = Pattern.bytes(251 + 4 * 1024 * 1024)
+        for round in 0..<3 {
+            let paused = try await session.stream("bytes/\(8 * 1024 * 1024)")
+            let reading = Task {
+                try? await Task.sleep(for: .seconds(60))
+                for try await _ in paused {}
+            }
+            #expect(try await Self.eventually { paused.peakBuffered >= ResponseStreamBuffer.pauseAbove })
+            reading.cancel()
+            _ = await reading.result
+            // The next stream pauses and resumes too (a slow reader), and must hold only its own bytes.
+            let size = 4 * 1024 * 1024
+            let next = try await session.stream("bytes/\(size)")
+            var received = 0
+            var intact = true
+            var pieces = 0
+            for try await piece in next {
+                let start = received % 251
+                intact =
+                    intact && piece.count <= pattern.count - start
+                    && piece.withUnsafeBytes { bytes in
+                        pattern.withUnsafeBytes {
+                            memcmp(bytes.baseAddress!, $0.baseAddress! + start, bytes.count) == 0
+                        }
+                    }
+                received += piece.count
+                pieces += 1
+                if pieces % 64 == 0 { try await Task.sleep(for: .milliseconds(2)) }
+            }
+            #expect(received == size && intact, "round \(round): \(received) bytes, intact: \(intact)")
+            #expect(try await session.get("echo").statusCode == 200)
+        }
+    }
+
     @Test("cancelling the reading task ends the stream with cancelled, at once")
     func cancelled() async throws {
         let session = makeSession(try await TestServer.shared())
