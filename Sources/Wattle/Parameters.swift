@@ -81,7 +81,7 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
         case let value as any BinaryInteger: "\(value)"
         case let value as Double: value.isFinite ? "\(value)" : nil
         case let value as Float: value.isFinite ? "\(value)" : nil
-        case let value as Decimal: "\(value)"
+        case let value as Decimal: value.isNaN ? nil : "\(value)"
         case let value as URL: value.absoluteString
         case let value as Date: value.formatted(.iso8601)
         case let value as UUID: value.uuidString

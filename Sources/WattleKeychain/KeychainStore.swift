@@ -228,6 +228,8 @@ public final class KeychainStore: Sendable {
                 // Made (in memory, or a new file) with the store's own credential, then unlocked.
                 guard let own = state.credential else { throw KeychainError.authFailed }
                 let engine = try Self.makeEngine(source, credential: own)
+                // Locked before its first use: locked now, so a failed unlock leaves it so.
+                if state.lockWhenOpened { engine.lock() }
                 state.engine = engine
                 if !keeps(own) { state.credential = nil }
             }

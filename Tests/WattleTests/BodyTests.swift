@@ -101,6 +101,19 @@ struct BodyTests {
             if case .invalidRequest(let reason) = $0 { return reason.contains("outer.x") }
             return false
         }
+        // Decimal's NaN too (its description, "NaN", is not JSON), in a body and in a query.
+        await expectWattleError({
+            _ = try await makeSession(server).post("echo", parameters: ["outer": ["x": Decimal.nan] as Parameters])
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("outer.x") }
+            return false
+        }
+        await expectWattleError({ _ = try await makeSession(server).get("echo", parameters: ["x": Decimal.nan]) }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("\"x\"") }
+            return false
+        }
+        let exact = try await makeSession(server).post("echo", parameters: ["x": Decimal(string: "12.345")!])
+        #expect(try exact.decode(Echo.self).body == #"{"x":12.345}"#)
     }
 }
 

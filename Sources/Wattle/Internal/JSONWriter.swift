@@ -67,6 +67,10 @@ enum JSONWriter {
             }
             output += "\(number)"
         case let number as Decimal:
+            // (Its description of NaN is "NaN", which is not JSON.)
+            guard !number.isNaN else {
+                throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
+            }
             output += "\(number)"
         default:
             guard let string = Parameters.scalarString(value) else {

@@ -62,7 +62,10 @@ final class SQLiteConnection {
         case SQLITE_READONLY: .readOnly
         case SQLITE_NOMEM: .allocate
         case SQLITE_CORRUPT, SQLITE_NOTADB: .decode
-        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN: .notAvailable
+        case SQLITE_BUSY, SQLITE_LOCKED: .notAvailable
+        // A file SQLite cannot open (the `-wal` beside the keychain in a folder it may not write
+        // in) stays so: not "try again", which the open would retry for 30 s.
+        case SQLITE_CANTOPEN: .io
         case SQLITE_CONSTRAINT: .duplicateItem
         case SQLITE_MISUSE, SQLITE_RANGE, SQLITE_TOOBIG: .param
         default: .io

@@ -42,8 +42,13 @@ final class SQLiteStorage: RowStorage {
         var info = stat()
         if stat(path, &info) == 0, info.st_size > 0, info.st_size < 100 { throw KeychainError.decode }
         let c = try SQLiteConnection(path: path)
-        try Self.retryingBusy {
-            _ = try c.strings("PRAGMA journal_mode=WAL")
+        do {
+            try Self.retryingBusy {
+                _ = try c.strings("PRAGMA journal_mode=WAL")
+            }
+        } catch KeychainError.io {
+            // SQLite makes the `-wal` (and `-shm`) beside the file on every first open.
+            throw KeychainFileError(path: path + "-wal", reason: .cannotCreate)
         }
         try c.execute("PRAGMA synchronous=FULL")
         // What a write replaces or deletes is zeroed in its page (no extra I/O in this mode):
