@@ -63,6 +63,9 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
             return
         }
         if isNil(value) { return }
+        if Self.isNonFiniteNumber(value) {
+            throw .invalidRequest(reason: "the parameter \"\(name)\" is not a finite number")
+        }
         guard let string = scalarString(value) else {
             throw .invalidRequest(
                 reason:
@@ -70,6 +73,16 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
             )
         }
         result.append((name, string))
+    }
+
+    /// Whether a value is a `Double`, `Float` or `Decimal` that is not a finite number.
+    static func isNonFiniteNumber(_ value: Any) -> Bool {
+        switch value {
+        case let value as Double: !value.isFinite
+        case let value as Float: !value.isFinite
+        case let value as Decimal: value.isNaN
+        default: false
+        }
     }
 
     /// The text form of a scalar parameter value, or nil for a non-scalar.

@@ -52,8 +52,8 @@ public enum PublicKeyPin {
     /// before relying on it. The host name is still checked against the certificate.
     ///
     /// - Throws: ``WattleError/timedOut(phase:after:url:)`` (`connect`) when the handshake
-    ///   takes longer than `timeout`; ``WattleError/cancelled`` within about a second of the
-    ///   task's cancellation.
+    ///   takes longer than `timeout`; ``WattleError/cancelled`` when the task is cancelled:
+    ///   libcurl checks about once a second while it waits for the server.
     public static func pin(ofServer host: String, port: Int = 443, timeout: Duration = .seconds(10))
         async throws(WattleError) -> String
     {

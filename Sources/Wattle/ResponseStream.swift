@@ -86,22 +86,25 @@ public struct ResponseStream: AsyncSequence, Sendable {
         }
 
         /// Stops the exchange (its body is given up: a limit was passed), so that its
-        /// connection is freed now rather than when the stream is released.
-        func stop() { reader.buffer.cancel() }
+        /// connection is freed now rather than when the stream is released; later reads get
+        /// `error`.
+        func stop(with error: WattleError) { reader.buffer.stop(with: error) }
     }
 
     /// The body read whole, for a stream that turned out small (a status the request accepts,
     /// an answer with no events).
     ///
     /// - Throws: ``WattleError/responseTooLarge(limit:url:)`` past `limit` bytes (the exchange
-    ///   is then stopped, its connection freed), and the error that ended the transfer.
+    ///   is then stopped, its connection freed, and a later read of the stream gets the same
+    ///   error), and the error that ended the transfer.
     public func collect(upTo limit: Int) async throws(WattleError) -> Data {
         var data = Data()
         var pieces = makeAsyncIterator()
         while let piece = try await pieces.next() {
             guard data.count + piece.count <= limit else {
-                pieces.stop()
-                throw .responseTooLarge(limit: limit, url: response.url)
+                let error = WattleError.responseTooLarge(limit: limit, url: response.url)
+                pieces.stop(with: error)
+                throw error
             }
             data.append(piece)
         }
@@ -202,8 +205,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
             /// A line past the limit: the exchange is stopped, and this is the error.
             private func tooLong() -> WattleError {
-                pieces.stop()
-                return .responseTooLarge(limit: maximumLength, url: url)
+                let error = WattleError.responseTooLarge(limit: maximumLength, url: url)
+                pieces.stop(with: error)
+                return error
             }
         }
     }

@@ -73,12 +73,13 @@ public struct TrustPolicy: Sendable, Hashable {
     /// would read it as a key file's name (and a list holding one matches no key at all).
     func invalidPin() -> WattleError? {
         for (pattern, pins) in pinnedKeys.sorted(by: { $0.key < $1.key }) {
-            for pin in pins {
+            // An entry may itself be libcurl's list form, `sha256//A;sha256//B`.
+            for pin in pins.lazy.flatMap({ $0.split(separator: ";", omittingEmptySubsequences: false) }) {
                 let encoded = pin.hasPrefix("sha256//") ? String(pin.dropFirst(8)) : ""
                 if Data(base64Encoded: encoded)?.count != 32 {
                     return .invalidRequest(
                         reason:
-                            "the pin \"\(Redaction.escaped(pin))\" for \"\(Redaction.escaped(pattern))\" is not sha256// and the base64 of a SHA-256 (as PublicKeyPin.pin(forCertificatePEM:) and `wattle pin` give)"
+                            "the pin \"\(Redaction.escaped(String(pin)))\" for \"\(Redaction.escaped(pattern))\" is not sha256// and the base64 of a SHA-256 (as PublicKeyPin.pin(forCertificatePEM:) and `wattle pin` give)"
                     )
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Wattle
 import WattleDemoServer
@@ -108,11 +109,32 @@ final class SilentServer: @unchecked Sendable {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (bound, then released).
+/// A port on 127.0.0.1 where a connection is refused: bound without `listen`, and held for the
+/// rest of the run. (Bound and released, it once went to another test's server meanwhile,
+/// which then reset the connection instead of refusing it.)
 func refusedPort() throws -> Int {
-    let server = try SilentServer()
-    return server.port  // closed when `server` goes away at the end of this scope
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
+    }
+    guard descriptor >= 0, bound == 0 else {
+        if descriptor >= 0 { close(descriptor) }
+        throw POSIXError(.EADDRINUSE)
+    }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+    }
+    heldRefusedPorts.withLock { $0.append(descriptor) }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// The sockets behind ``refusedPort()``, open until the test process ends.
+private let heldRefusedPorts = Mutex<[Int32]>([])
 
 /// The resident set size of this process, in bytes.
 func residentMemory() -> Int {

@@ -204,9 +204,12 @@ struct TrustPolicyTests {
                 return reason.contains("is not sha256// and the base64 of a SHA-256")
             }
         }
-        // The right one alone still opens it.
+        // The right one alone still opens it, and so does libcurl's list form in one entry.
         let pinned = tlsSession { $0.trust.pin("127.0.0.1", to: [right]) }
         #expect(try await pinned.get(server.url("user").absoluteString).statusCode == 200)
+        let wrong = try PublicKeyPin.pin(forCertificatePEM: try TLSServers.otherIdentity.get().certificatePEM)
+        let listed = tlsSession { $0.trust.pin("127.0.0.1", to: ["\(wrong);\(right)"]) }
+        #expect(try await listed.get(server.url("user").absoluteString).statusCode == 200)
     }
 
     @Test("reading a server's pin ends soon after the task is cancelled, and a silent server times out as a timeout")

@@ -41,6 +41,9 @@ final class ResponseStreamBuffer: Sendable {
         var resumer: (@Sendable () -> Void)?
         var task: Task<Void, Never>?
         var cancelled = false
+        /// Why the reading side stopped the exchange, when it was not a cancellation (a body
+        /// past `collect(upTo:)`'s or `lines(maximumLength:)`'s limit): what reads after it get.
+        var stoppedBy: WattleError?
         var redirectCount = 0
         /// The metrics of an exchange that ended whole.
         var finalMetrics: ResponseMetrics?
@@ -199,7 +202,7 @@ final class ResponseStreamBuffer: Sendable {
             await withCheckedContinuation { continuation in
                 var resumer: (@Sendable () -> Void)?
                 let ready = state.withLock { state -> Result<Data?, WattleError>? in
-                    if state.cancelled { return .failure(.cancelled) }
+                    if state.cancelled { return .failure(state.stoppedBy ?? .cancelled) }
                     if state.bodyWaiter != nil {
                         return .failure(
                             .invalidRequest(
@@ -229,6 +232,15 @@ final class ResponseStreamBuffer: Sendable {
         } onCancel: {
             cancel()
         }
+    }
+
+    /// Stops the exchange: the reader gave up its body, past a limit. Reads after it get
+    /// `error`, not ``WattleError/cancelled``.
+    func stop(with error: WattleError) {
+        state.withLock { state in
+            if !state.cancelled { state.stoppedBy = error }
+        }
+        cancel()
     }
 
     /// Stops the exchange: the reader was cancelled or went away. Its error (``WattleError/cancelled``)

@@ -12,6 +12,15 @@ import Darwin
 final class SQLiteConnection {
     let handle: OpaquePointer
     let path: String
+    /// The extended result code of the last `execute`, `strings` or `prepare` that failed: it
+    /// tells a file SQLite cannot open (`SQLITE_CANTOPEN`, which stays so) from a busy one
+    /// (both are ``KeychainError/notAvailable``).
+    private(set) var lastFailure: Int32 = SQLITE_OK
+
+    /// Whether the last failure was a file SQLite could not open (its `-wal` or `-shm`, say).
+    var lastFailureWasCannotOpen: Bool { lastFailure & 0xff == SQLITE_CANTOPEN }
+    /// The `errno` of SQLite's last failed system call on this connection.
+    var systemErrno: Int32 { sqlite3_system_errno(handle) }
 
     /// Opens (creating when asked) a database with a busy timeout.
     init(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 30_000) throws(KeychainError) {
@@ -34,15 +43,23 @@ final class SQLiteConnection {
     /// Runs statements that return no rows needed by the caller.
     func execute(_ sql: String) throws(KeychainError) {
         let status = sqlite3_exec(handle, sql, nil, nil, nil)
-        guard status == SQLITE_OK else { throw Self.error(status) }
+        guard status == SQLITE_OK else {
+            lastFailure = sqlite3_extended_errcode(handle)
+            throw Self.error(status)
+        }
     }
 
     /// Runs a statement and returns the first column of each row as text.
     func strings(_ sql: String) throws(KeychainError) -> [String] {
         let statement = try prepare(sql)
         var result: [String] = []
-        while try statement.step() {
-            result.append(statement.text(0) ?? "")
+        do {
+            while try statement.step() {
+                result.append(statement.text(0) ?? "")
+            }
+        } catch {
+            lastFailure = sqlite3_extended_errcode(handle)
+            throw error
         }
         return result
     }
@@ -50,7 +67,10 @@ final class SQLiteConnection {
     func prepare(_ sql: String) throws(KeychainError) -> SQLiteStatement {
         var raw: OpaquePointer?
         let status = sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &raw, nil)
-        guard status == SQLITE_OK, let raw else { throw Self.error(status) }
+        guard status == SQLITE_OK, let raw else {
+            lastFailure = sqlite3_extended_errcode(handle)
+            throw Self.error(status)
+        }
         return SQLiteStatement(raw)
     }
 
@@ -62,10 +82,7 @@ final class SQLiteConnection {
         case SQLITE_READONLY: .readOnly
         case SQLITE_NOMEM: .allocate
         case SQLITE_CORRUPT, SQLITE_NOTADB: .decode
-        case SQLITE_BUSY, SQLITE_LOCKED: .notAvailable
-        // A file SQLite cannot open (the `-wal` beside the keychain in a folder it may not write
-        // in) stays so: not "try again", which the open would retry for 30 s.
-        case SQLITE_CANTOPEN: .io
+        case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN: .notAvailable
         case SQLITE_CONSTRAINT: .duplicateItem
         case SQLITE_MISUSE, SQLITE_RANGE, SQLITE_TOOBIG: .param
         default: .io

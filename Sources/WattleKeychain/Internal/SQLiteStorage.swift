@@ -43,12 +43,16 @@ final class SQLiteStorage: RowStorage {
         if stat(path, &info) == 0, info.st_size > 0, info.st_size < 100 { throw KeychainError.decode }
         let c = try SQLiteConnection(path: path)
         do {
-            try Self.retryingBusy {
+            try Self.retryingBusy(c) {
                 _ = try c.strings("PRAGMA journal_mode=WAL")
             }
-        } catch KeychainError.io {
-            // SQLite makes the `-wal` (and `-shm`) beside the file on every first open.
-            throw KeychainFileError(path: path + "-wal", reason: .cannotCreate)
+        } catch KeychainError.notAvailable where c.lastFailureWasCannotOpen {
+            // SQLite makes the `-wal` and `-shm` beside the file on every first open: a folder
+            // it may not write in, or a directory in their place, stays so. (Too many open files
+            // passes, so it is still "not available".)
+            let code = c.systemErrno
+            if code == EMFILE || code == ENFILE { throw KeychainError.notAvailable }
+            throw KeychainFileError(path: path + "-wal", reason: .cannotCreate, errno: code == 0 ? nil : code)
         }
         try c.execute("PRAGMA synchronous=FULL")
         // What a write replaces or deletes is zeroed in its page (no extra I/O in this mode):
@@ -69,7 +73,7 @@ final class SQLiteStorage: RowStorage {
 
     /// Creates what is missing of the schema and sets the version, in one write transaction.
     private static func createSchema(_ c: SQLiteConnection) throws {
-        try retryingBusy {
+        try retryingBusy(c) {
             do {
                 try c.execute("BEGIN IMMEDIATE; \(Self.schema) COMMIT;")
             } catch {
@@ -121,13 +125,16 @@ final class SQLiteStorage: RowStorage {
     /// (changing the journal mode, first creation of the schema by racing processes), every
     /// 10 ms for at most 30 s in all: an attempt can itself wait out the busy timeout, and a
     /// process stopped while it holds the lock must give an error, not hours of retries.
-    static func retryingBusy(_ body: () throws -> Void) throws {
+    static func retryingBusy(_ connection: SQLiteConnection, _ body: () throws -> Void) throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
             do {
                 try body()
                 return
-            } catch KeychainError.notAvailable where ContinuousClock.now < deadline {
+            } catch KeychainError.notAvailable
+                where ContinuousClock.now < deadline && !connection.lastFailureWasCannotOpen
+            {
+                // (A file SQLite cannot open is no busy lock: not retried.)
                 usleep(10_000)
             }
         }
