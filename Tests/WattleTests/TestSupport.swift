@@ -79,7 +79,8 @@ final class SilentServer: @unchecked Sendable {
     let port: Int
     private var descriptor: Int32
 
-    init() throws {
+    /// - Parameter listening: false for a port that is only bound, where connections are refused.
+    init(listening: Bool = true) throws {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         self.descriptor = descriptor
         var address = sockaddr_in()
@@ -90,7 +91,7 @@ final class SilentServer: @unchecked Sendable {
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
         }
-        guard bound == 0, listen(descriptor, 16) == 0 else {
+        guard bound == 0, !listening || listen(descriptor, 16) == 0 else {
             close(descriptor)
             throw POSIXError(.EADDRINUSE)
         }
@@ -113,24 +114,9 @@ final class SilentServer: @unchecked Sendable {
 /// rest of the run. (Bound and released, it once went to another test's server meanwhile,
 /// which then reset the connection instead of refusing it.)
 func refusedPort() throws -> Int {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-    }
-    guard descriptor >= 0, bound == 0 else {
-        if descriptor >= 0 { close(descriptor) }
-        throw POSIXError(.EADDRINUSE)
-    }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-    }
-    heldRefusedPorts.withLock { $0.append(descriptor) }
-    return Int(UInt16(bigEndian: address.sin_port))
+    let bound = try SilentServer(listening: false)
+    heldRefusedPorts.withLock { $0.append(bound.takeDescriptor()) }
+    return bound.port
 }
 
 /// The sockets behind ``refusedPort()``, open until the test process ends.
