@@ -55,14 +55,22 @@ public struct RequestBody: Sendable {
         }
     }
 
-    /// Any `Encodable` value as JSON, with the given encoder. A value the encoder rejects
-    /// makes sending fail with ``WattleError/invalidRequest(reason:)``.
+    /// Any `Encodable` value as JSON, with the given encoder. A value the encoder rejects, or a
+    /// `Decimal.nan` (which `JSONEncoder` writes as a bare `NaN`, not JSON), makes sending fail
+    /// with ``WattleError/invalidRequest(reason:)``.
     ///
     /// A dictionary literal goes to ``json(_:)-(Parameters)`` instead, which keeps its order.
     @_disfavoredOverload
     public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
         do {
-            return RequestBody(data: try encoder.encode(value), contentType: "application/json")
+            let data = try encoder.encode(value)
+            guard !JSONWriter.hasBareNaN(data) else {
+                var body = RequestBody(data: Data(), contentType: "application/json")
+                body.deferredError = .invalidRequest(
+                    reason: "cannot encode \(Value.self) as JSON: a Decimal in it is not a finite number (NaN)")
+                return body
+            }
+            return RequestBody(data: data, contentType: "application/json")
         } catch {
             var body = RequestBody(data: Data(), contentType: "application/json")
             body.deferredError = .invalidRequest(reason: "cannot encode \(Value.self) as JSON: \(error)")

@@ -112,6 +112,25 @@ struct BodyTests {
             if case .invalidRequest(let reason) = $0 { return reason.contains("\"x\" is not a finite number") }
             return false
         }
+        // Through JSONEncoder, which writes Decimal.nan as a bare NaN (and refuses Double.nan).
+        struct Price: Encodable {
+            let label: String
+            let amount: Decimal
+        }
+        await expectWattleError({
+            _ = try await makeSession(server).post("echo", json: Price(label: "NaN \"NaN\"", amount: .nan))
+        }) {
+            if case .invalidRequest(let reason) = $0 { return reason.contains("Price") && reason.contains("NaN") }
+            return false
+        }
+        // "NaN" inside strings is sent as it is.
+        let named = try await makeSession(server).post("echo", json: Price(label: "NaN \"NaN\" \\", amount: 1))
+        struct Sent: Decodable {
+            let label: String
+            let amount: Int
+        }
+        let sent = try JSONDecoder().decode(Sent.self, from: Data(try named.decode(Echo.self).body.utf8))
+        #expect(sent.label == #"NaN "NaN" \"# && sent.amount == 1)
         let exact = try await makeSession(server).post("echo", parameters: ["x": Decimal(string: "12.345")!])
         #expect(try exact.decode(Echo.self).body == #"{"x":12.345}"#)
     }

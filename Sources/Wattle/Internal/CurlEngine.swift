@@ -400,6 +400,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     private func recycle(_ transfer: CurlTransfer) {
         guard let handle = transfer.handle else { return }
         transfer.releaseHandle()
+        handle.forgetTransfer()
         // libcurl keeps its copy of a request body until the option is set again.
         if transfer.request.hasBody { handle.forgetBody() }
         if !handle.isSpent, idleHandles.count < maximumIdleHandles { idleHandles.append(handle) }

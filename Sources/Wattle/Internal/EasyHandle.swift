@@ -74,6 +74,20 @@ final class EasyHandle {
         _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_POSTFIELDS, nil)
     }
 
+    /// Clears the callbacks' pointers to the finished transfer, which may be freed while the
+    /// handle waits for the next one: a callback libcurl made meanwhile (none is known in 7.88)
+    /// would find nothing rather than freed memory.
+    func forgetTransfer() {
+        // Seven calls, not a loop over an array: this runs once per request.
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_PREREQDATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_READDATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, nil)
+        _ = wattle_curl_easy_setopt_pointer(easy, CURLOPT_PRIVATE, nil)
+    }
+
     /// The options every transfer of the engine shares; the first failure, if any.
     private func setFixedOptions(_ settings: CurlEngine.Settings) -> CURLcode? {
         var failed: CURLcode?

@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -102,5 +110,52 @@ enum JSONWriter {
             }
         }
         output += "\""
+    }
+
+    /// Whether JSON text holds a bare `NaN` token, outside any string: what `JSONEncoder`
+    /// writes for `Decimal.nan` (it refuses `Double.nan`), which no JSON parser reads. The bytes
+    /// are scanned only when `NaN` occurs in them at all.
+    static func hasBareNaN(_ data: Data) -> Bool {
+        data.withUnsafeBytes { bytes -> Bool in
+            guard let base = bytes.baseAddress, containsNaN(base, count: bytes.count) else { return false }
+            var inString = false
+            var escaped = false
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if inString {
+                    if escaped {
+                        escaped = false
+                    } else if byte == UInt8(ascii: "\\") {
+                        escaped = true
+                    } else if byte == UInt8(ascii: "\"") {
+                        inString = false
+                    }
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = true
+                } else if byte == UInt8(ascii: "N"), index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "a"),
+                    bytes[index + 2] == UInt8(ascii: "N")
+                {
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+    }
+
+    /// Whether `NaN` occurs anywhere in the bytes (`memchr` for each `N`).
+    private static func containsNaN(_ base: UnsafeRawPointer, count: Int) -> Bool {
+        var start = 0
+        while start < count, let found = memchr(base + start, Int32(UInt8(ascii: "N")), count - start) {
+            let index = base.distance(to: UnsafeRawPointer(found))
+            if index + 2 < count, base.load(fromByteOffset: index + 1, as: UInt8.self) == UInt8(ascii: "a"),
+                base.load(fromByteOffset: index + 2, as: UInt8.self) == UInt8(ascii: "N")
+            {
+                return true
+            }
+            start = index + 1
+        }
+        return false
     }
 }

@@ -46,10 +46,13 @@ enum ServerCertificateReader {
         guard let easy = curl_easy_init() else {
             return .failure(.transport(code: -1, message: "cannot create a curl handle"))
         }
-        defer { curl_easy_cleanup(easy) }
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: wattle_curl_error_size)
         errorBuffer.initialize(repeating: 0, count: wattle_curl_error_size)
-        defer { errorBuffer.deallocate() }
+        // The handle refers to the buffer until it is cleaned up: free it after.
+        defer {
+            curl_easy_cleanup(easy)
+            errorBuffer.deallocate()
+        }
         let hostPart = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
         _ = wattle_curl_easy_setopt_string(easy, CURLOPT_URL, "https://\(hostPart):\(port)/")
         _ = wattle_curl_easy_setopt_long(easy, CURLOPT_CONNECT_ONLY, 1)

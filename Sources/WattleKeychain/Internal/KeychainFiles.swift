@@ -81,17 +81,26 @@ enum KeychainFiles {
         var groupResult: UnsafeMutablePointer<group>?
         var userBuffer = [CChar](repeating: 0, count: 4096)
         var groupBuffer = [CChar](repeating: 0, count: 16_384)
-        guard getpwuid_r(uid, &user, &userBuffer, userBuffer.count, &userResult) == 0, userResult != nil,
-            getgrgid_r(gid, &group, &groupBuffer, groupBuffer.count, &groupResult) == 0, groupResult != nil,
-            user.pw_gid == gid, let userName = user.pw_name, let groupName = group.gr_name,
-            strcmp(userName, groupName) == 0
-        else { return false }
-        var member = group.gr_mem
-        while let name = member?.pointee {
-            if strcmp(name, userName) != 0 { return false }
-            member = member?.advanced(by: 1)
+        // The names `getpwuid_r` and `getgrgid_r` return point into these buffers, so every
+        // use stays inside their scopes (an `&array` argument lives for one call only).
+        return userBuffer.withUnsafeMutableBufferPointer { userBytes in
+            groupBuffer.withUnsafeMutableBufferPointer { groupBytes in
+                guard let userBase = userBytes.baseAddress, let groupBase = groupBytes.baseAddress,
+                    getpwuid_r(uid, &user, userBase, userBytes.count, &userResult) == 0,
+                    userResult != nil,
+                    getgrgid_r(gid, &group, groupBase, groupBytes.count, &groupResult) == 0,
+                    groupResult != nil,
+                    user.pw_gid == gid, let userName = user.pw_name, let groupName = group.gr_name,
+                    strcmp(userName, groupName) == 0
+                else { return false }
+                var member = group.gr_mem
+                while let name = member?.pointee {
+                    if strcmp(name, userName) != 0 { return false }
+                    member = member?.advanced(by: 1)
+                }
+                return true
+            }
         }
-        return true
     }
 
     /// Refuses a file that is not regular or that the group or others may read or write.
