@@ -12,39 +12,64 @@ demangle() {
 }
 
 echo "== sanitizer report, condensed (whole log: $log)"
-# The report: from ASan's ERROR or TSan's WARNING line to its SUMMARY line. Each stack's
-# heading, then its first frames as "function file:line" (6 for the first stack, 4 for the
-# others; the sanitizer's, the Swift runtime's and libc's own frames skipped).
-awk '
-  /==[0-9]+==ERROR: |WARNING: ThreadSanitizer|runtime error: / && !inside { inside = 1; stacks = 0; print; next }
+# The report: from ASan's ERROR or TSan's WARNING line to its SUMMARY line, the test process's
+# own first (a child process's report, quoted in a test's issue with a prefix, only if there
+# is no other). Each stack's heading, then its first frames as "function file:line" (6 for
+# the first stack, 4 for the others; the sanitizer's, the Swift runtime's and libc's own
+# frames skipped). ASan frames read "#0 0xADDR in FUNCTION FILE:LINE", TSan's
+# "#0 FUNCTION FILE:LINE (MODULE+0xOFFSET)".
+report=$(awk '
+  { gsub(/\033\[[0-9;]*m/, "") }
+  function start() { inside = 1; stacks = 0; frames = 0; out = $0 "\n" }
+  !inside && /^==[0-9]+==ERROR: |^WARNING: ThreadSanitizer/ { start(); own = 1; next }
+  !inside && !quoted && /==[0-9]+==ERROR: |WARNING: ThreadSanitizer/ {
+    match($0, /==[0-9]+==ERROR: |WARNING: ThreadSanitizer/)
+    $0 = substr($0, RSTART); quoted = 1; start(); next
+  }
   !inside { next }
-  /^SUMMARY: / { print; exit }
+  # A quoted report: drop the quoting (swift-testing starts each line with an arrow).
+  { if (!own) sub(/^[^ -~]+ ?/, "", $0) }
+  /SUMMARY: [A-Za-z]+Sanitizer/ {
+    out = out $0 "\n"; inside = 0
+    if (own) { printf "%s", out; done = 1; exit }
+    kept = out; next
+  }
   /^Thread T[0-9]+.* created by / { frames = 99; next }
-  /^ *#[0-9]+ / && /asan_[a-z_]+\.cpp|tsan_[a-z_]+\.cpp|libswiftCore\.so|\/libc\.so|libc[-_]start/ { next }
+  /^ *#[0-9]+ / && /asan_[a-z_]+\.cpp|tsan_[a-z_]+\.cpp|libswiftCore\.so|\/libc\.so|libc[-_]start|pthread_create\.c/ { next }
   /^ *#[0-9]+ / {
     if (frames < (stacks <= 1 ? 6 : 4)) {
-      line = $0; sub(/^ *#[0-9]+ 0x[0-9a-f]+ (in )?/, "", line); sub(/ \(BuildId: [0-9a-f]+\)$/, "", line)
+      line = $0
+      sub(/^ *#[0-9]+ (0x[0-9a-f]+ )?(in )?/, "", line)
+      sub(/ \(BuildId: [0-9a-f]+\)$/, "", line)
+      sub(/ \([^ ]*\+0x[0-9a-f]+\)$/, "", line)
       n = split(line, parts, " "); where = parts[n]; sub(/.*\//, "", where)
-      print "    " parts[1] " " where
+      out = out "    " parts[1] (n > 1 ? " " where : "") "\n"
     }
     frames++; next
   }
-  /^(READ|WRITE|freed by|previously allocated|allocated by|  (Read|Write|Previous|Atomic)|  Location|  Mutex|  Thread T)/ {
-    stacks++; frames = 0; print
+  /^(READ|WRITE|freed by|previously allocated|allocated by|  (Read|Write|Previous|Atomic)|  Location|  Mutex)/ {
+    stacks++; frames = 0; out = out $0 "\n"
   }
-' "$log" | demangle | cut -c1-150 | head -n 26
+  END { if (!done) printf "%s", (kept != "" ? kept : out) }
+' "$log")
+if [[ -n $report ]]; then
+  printf '%s\n' "$report" | demangle | cut -c1-150 | head -n 26
+else
+  echo "    no sanitizer report in the log (a test failed or the run stopped otherwise)"
+fi
 
-# Tests started and not finished (swift-testing and XCTest lines; not the cases of a
-# parameterized test, which print no end), the likely culprits.
+# Tests started and not finished, the likely culprits. swift-testing prints "Test NAME
+# started." and "Test NAME passed|failed after N seconds" (symbols and colours vary);
+# a parameterized test's cases print no end of their own.
 awk '
-  /^◇ Test case / { next }
-  /^(◇ Test |Test Case ).* started\.$/ {
-    name = $0; sub(/^(◇ Test |Test Case )/, "", name); sub(/ started\.$/, "", name); open[name] = NR; next
+  { gsub(/\033\[[0-9;]*m/, "") }
+  / Test .* started\.$/ && !/ Test run started| Test case / {
+    name = $0; sub(/^[^ ]* Test /, "", name); sub(/ started\.$/, "", name); open[name] = NR; next
   }
-  /^(✔ Test |✘ Test |↷ Test |Test Case ).* (passed|failed|skipped)/ {
-    name = $0; sub(/^(✔ Test |✘ Test |↷ Test |Test Case )/, "", name); sub(/ (passed|failed|skipped).*$/, "", name)
+  / Test .* (passed|failed) after [0-9.]+ seconds/ {
+    name = $0; sub(/^[^ ]* Test /, "", name); sub(/ (passed|failed) after [0-9.]+ seconds.*$/, "", name)
     delete open[name]
   }
-  END { delete open["run"]; for (name in open) print open[name] "\t" name }
-' "$log" | sort -n | tail -n 4 | cut -f2 | sed 's/^/    running: /'
+  END { for (name in open) print open[name] "\t" name }
+' "$log" | sort -n | tail -n 4 | cut -f2 | cut -c1-140 | sed 's/^/    running: /'
 exit 0

@@ -26,6 +26,16 @@ public final class DemoAPI: Sendable {
         public var rejectRefresh = false
         /// When true, `/api/refresh` answers 503 (a server fault, not a rejected token).
         public var failRefreshWithServerError = false
+        /// When true, a refresh token used a second time revokes every token of its user, access
+        /// and refresh (reuse detection, RFC 9700 section 4.14.2), and is answered 401
+        /// `invalid_grant`.
+        public var detectRefreshReuse = false
+        /// When set, `/api/refresh` answers 401 with this OAuth error code, such as
+        /// `invalid_client` (the client's own credentials refused, not the refresh token).
+        public var refreshClientError: String?
+        /// When true, token responses carry `expires_in` as a string (`"300"`), as some servers
+        /// send it.
+        public var expiresInAsString = false
         /// When true, `/api/login` and `/api/refresh` read only form bodies, as an OAuth 2
         /// token endpoint does (RFC 6749); a JSON body gets 415.
         public var formBodiesOnly = false
@@ -44,6 +54,7 @@ public final class DemoAPI: Sendable {
         var settings = Settings()
         var accessTokens: [String: Token] = [:]
         var refreshTokens: [String: String] = [:]  // refresh token -> user
+        var spentRefreshTokens: [String: String] = [:]  // used refresh token -> user
     }
 
     private let state = Mutex(State())
@@ -160,7 +171,7 @@ public final class DemoAPI: Sendable {
                 return TestRoutes.json(401, ["error": "invalid_credentials", "message": "wrong username or password"])
             }
             let pair = issue(for: username, in: &state)
-            return tokenResponse(pair, lifetime: state.settings.accessTokenLifetime)
+            return tokenResponse(pair, settings: state.settings)
         }
     }
 
@@ -171,24 +182,34 @@ public final class DemoAPI: Sendable {
             if state.settings.failRefreshWithServerError {
                 return (TestRoutes.json(503, ["error": "unavailable", "message": "try again later"]), delay)
             }
+            if let code = state.settings.refreshClientError {
+                return (TestRoutes.json(401, ["error": code, "message": "the client is not authorized"]), delay)
+            }
             guard !state.settings.rejectRefresh, let user = state.refreshTokens.removeValue(forKey: refreshToken) else {
+                if state.settings.detectRefreshReuse, let user = state.spentRefreshTokens[refreshToken] {
+                    state.refreshTokens = state.refreshTokens.filter { $0.value != user }
+                    state.accessTokens = state.accessTokens.filter { $0.value.user != user }
+                }
                 return (
                     TestRoutes.json(401, ["error": "invalid_grant", "message": "the refresh token is not valid"]), delay
                 )
             }
+            state.spentRefreshTokens[refreshToken] = user
             let pair = issue(for: user, in: &state)
-            return (tokenResponse(pair, lifetime: state.settings.accessTokenLifetime), delay)
+            return (tokenResponse(pair, settings: state.settings), delay)
         }
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
         return milliseconds > 0 ? .delayed(milliseconds: milliseconds, outcome) : outcome
     }
 
-    private func tokenResponse(_ pair: (access: String, refresh: String), lifetime: Duration) -> RouteOutcome {
-        TestRoutes.json(
+    private func tokenResponse(_ pair: (access: String, refresh: String), settings: Settings) -> RouteOutcome {
+        let seconds = Int(settings.accessTokenLifetime.components.seconds)
+        let asString = settings.expiresInAsString
+        return TestRoutes.json(
             200,
             [
                 "access_token": pair.access, "refresh_token": pair.refresh, "token_type": "Bearer",
-                "expires_in": Int(lifetime.components.seconds),
+                "expires_in": asString ? String(seconds) as any Sendable : seconds,
             ])
     }
 

@@ -47,8 +47,25 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
         struct Body: Decodable {
             var access_token: String
             var refresh_token: String?
-            var expires_in: Double?
+            var expires_in: Seconds?
             var token_type: String?
+        }
+        /// A lifetime as a number, or as a string holding one (`"3599"`, as Azure AD's v1
+        /// endpoint sends it); anything else is no lifetime rather than a failed sign-in (a
+        /// refresh that failed here would lose the new refresh token the server just rotated).
+        struct Seconds: Decodable {
+            var value: Double?
+            init(_ value: Double?) { self.value = value }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.singleValueContainer()
+                if let number = try? container.decode(Double.self) {
+                    value = number
+                } else if let text = try? container.decode(String.self) {
+                    value = Double(text)
+                } else {
+                    value = nil
+                }
+            }
         }
         var body: Body
         let contentType = response.headers["Content-Type"]?.lowercased() ?? ""
@@ -63,18 +80,19 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             let lifetime = fields["expires_in"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
             body = Body(
                 access_token: access, refresh_token: fields["refresh_token"].flatMap { $0.isEmpty ? nil : $0 },
-                expires_in: lifetime, token_type: fields["token_type"].flatMap { $0.isEmpty ? nil : $0 })
+                expires_in: Seconds(lifetime), token_type: fields["token_type"].flatMap { $0.isEmpty ? nil : $0 })
         } else {
             // As it is: not the session's decoder, whose key strategy could rename the fields.
             body = try response.decode(Body.self, decoder: JSONDecoder())
-            if let lifetime = body.expires_in, !(lifetime.isFinite && lifetime >= 0) {
-                // A negative lifetime is no lifetime (as in the form-encoded branch).
+            if let lifetime = body.expires_in?.value, !(lifetime.isFinite && lifetime >= 0) {
+                // A negative lifetime is no lifetime (as in the form-encoded branch); so is a
+                // string that reads as NaN or infinity.
                 body.expires_in = nil
             }
         }
         self.init(
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
-            expiresAt: body.expires_in.map { Date(timeIntervalSinceNow: $0) },
+            expiresAt: body.expires_in?.value.map { Date(timeIntervalSinceNow: $0) },
             tokenType: body.token_type.map { $0.lowercased() == "bearer" ? "Bearer" : $0 } ?? "Bearer")
     }
 

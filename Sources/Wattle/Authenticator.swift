@@ -14,7 +14,10 @@
 /// The token goes only to requests whose origin (scheme, host, port) is the base URL's; never
 /// to another host, port or scheme, and it is dropped when a redirect leaves the origin.
 /// Refresh is single-flight: any number of concurrent requests failing with the same stale
-/// token cause one refresh; they wait for it, then retry once with the new token. A request
+/// token cause one refresh; they wait for it, then retry once with the new token. Before it
+/// calls the server, the refresh reads the store: a newer token saved there by another process
+/// or session (which refreshed first) is used as it is, or refreshed itself if it has expired
+/// too, so a rotating refresh token is never sent twice. A request
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
 /// used, and a warning logged). A failed refresh fails every waiting request with
@@ -40,10 +43,17 @@ public struct Authenticator: Sendable {
     /// to another origin on the way (the token was dropped there).
     public var isAuthenticationFailure: @Sendable (Response) -> Bool = { $0.statusCode == 401 }
     /// Whether a refresh error means the refresh token itself was refused (the token is then
-    /// cleared). Default: the refresh call answered 400 or 401.
+    /// cleared). Default: the refresh call answered 400 or 401, unless its body is an OAuth 2
+    /// error (RFC 6749 section 5.2) that refuses the client or the request rather than the
+    /// token: `invalid_client` (a changed client secret), `unauthorized_client`,
+    /// `unsupported_grant_type`, `invalid_scope` or `invalid_request`. Those fail the waiting
+    /// requests and keep the token, as a network error does; `invalid_grant`, another code or
+    /// no OAuth body at all is a refusal.
     public var isRefreshRejected: @Sendable (any Error) -> Bool = { error in
-        guard let error = error as? WattleError, case .httpStatus(let response) = error else { return false }
-        return response.statusCode == 400 || response.statusCode == 401
+        guard let error = error as? WattleError, case .httpStatus(let response) = error,
+            response.statusCode == 400 || response.statusCode == 401
+        else { return false }
+        return !Self.clientErrorCodes.contains(Self.oauthErrorCode(of: response) ?? "")
     }
     /// A token that expires within this margin is refreshed before it is sent. Default 10 s.
     public var expiryLeeway: Duration = .seconds(10)
@@ -54,6 +64,17 @@ public struct Authenticator: Sendable {
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
     public var refreshWindow: Duration = .seconds(60)
+
+    /// The OAuth 2 error codes that refuse the client or the request, not the refresh token.
+    static let clientErrorCodes: Set<String> = [
+        "invalid_client", "unauthorized_client", "unsupported_grant_type", "invalid_scope", "invalid_request",
+    ]
+
+    /// The `error` code of an OAuth 2 error response (a JSON object), if the body is one.
+    static func oauthErrorCode(of response: Response) -> String? {
+        guard response.data.count <= 64 * 1024, let body = try? response.json() else { return nil }
+        return body["error"]?.stringValue
+    }
 
     /// Creates an authenticator.
     public init(store: any TokenStore, refresh: Refresh? = nil) {

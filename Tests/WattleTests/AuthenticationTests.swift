@@ -298,10 +298,11 @@ struct AuthenticationTests {
     }
 
     @Test(
-        "two sessions on one store (two processes): the one whose reused refresh token is refused takes up the other's new token, and nothing is cleared"
+        "two sessions on one store (two processes): the second takes up the token the first refreshed and stored, without spending the old refresh token, so a server detecting reuse revokes nothing"
     )
-    func rejectedRefreshTakesTheTokenAnotherSessionSaved() async throws {
+    func secondSessionTakesTheStoredToken() async throws {
         let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.detectRefreshReuse = true }
         let second = makeSession(fixture.server) {
             $0.authenticator = Authenticator(
                 store: fixture.store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
@@ -310,16 +311,86 @@ struct AuthenticationTests {
         #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         #expect(try await second.get("api/whoami").statusCode == 200)
         fixture.server.api.expireAccessTokens()
-        // The first refreshes with the refresh token and stores the new pair; the server stops
-        // taking the old refresh token.
+        // The first refreshes with the refresh token and stores the new pair.
         #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         let renewed = try #require(try await fixture.store.load())
         #expect(renewed.accessToken != fixture.tokens.access)
-        // The second still holds the old pair: its 401 leads to a refresh the server refuses.
+        // The second still holds the old pair: its 401 finds the newer token in the store and
+        // retries with it. Sending the spent refresh token would have revoked both sessions'.
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        #expect(try await fixture.store.load() == renewed)
+        // Both stay signed in through the next expiry.
+        fixture.server.api.expireAccessTokens()
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         #expect(try await second.get("api/whoami").statusCode == 200)
         #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        try await fixture.server.stop()
+    }
+
+    @Test(
+        "two sessions refreshing at once (the store read before either saved): the one whose reused refresh token is refused takes up the other's new token, and nothing is cleared"
+    )
+    func rejectedRefreshTakesTheTokenAnotherSessionSaved() async throws {
+        let fixture = try await AuthFixture.make()
+        // The second's store answers its second read (the one its refresh starts with) with the
+        // token as it was before the first saved: both sessions then refresh with one token.
+        let lagging = LaggingTokenStore(fixture.store, staleReads: [2], stale: try #require(await fixture.store.load()))
+        let second = makeSession(fixture.server) {
+            $0.authenticator = Authenticator(store: lagging, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        fixture.server.api.expireAccessTokens()
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        let renewed = try #require(try await fixture.store.load())
+        // The second's refresh is refused (its refresh token is spent); it reads the store again.
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        #expect(lagging.reads == 3)
         #expect(try await fixture.store.load() == renewed)
         #expect(try await second.isSignedIn)
+        try await fixture.server.stop()
+    }
+
+    @Test(
+        "a refresh refused for the client (OAuth invalid_client, a changed client secret) keeps the token and says why; invalid_grant clears it"
+    )
+    func clientRefusalKeepsTheToken() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.refreshClientError = "invalid_client" }
+        fixture.server.api.expireAccessTokens()
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            if case .authenticationFailed(let reason) = $0 { return reason.contains("OAuth error invalid_client") }
+            return false
+        }
+        #expect(try await fixture.store.load()?.accessToken == fixture.tokens.access)
+        #expect(try await fixture.session.isSignedIn)
+        // Once the client is accepted again, the kept refresh token works.
+        fixture.server.api.configure { $0.refreshClientError = nil }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(try await fixture.store.load()?.accessToken != fixture.tokens.access)
+        // The token itself refused: cleared.
+        fixture.server.api.configure { $0.rejectRefresh = true }
+        fixture.server.api.expireAccessTokens()
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            if case .authenticationFailed = $0 { return true }
+            return false
+        }
+        #expect(try await fixture.store.load() == nil)
+        try await fixture.server.stop()
+    }
+
+    @Test("a token response whose expires_in is a string (\"300\") is read, with its lifetime")
+    func expiresInAsString() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.expiresInAsString = true }
+        fixture.server.api.expireAccessTokens()
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        let renewed = try #require(try await fixture.store.load())
+        #expect(renewed.accessToken != fixture.tokens.access)
+        let lifetime = try #require(renewed.expiresAt).timeIntervalSinceNow
+        #expect(lifetime > 250 && lifetime <= 300)
         try await fixture.server.stop()
     }
 
@@ -589,6 +660,9 @@ struct AuthenticationTests {
         #expect(try await store.load()?.accessToken == "never-issued-token-0000")
 
         // Refused once the server forgets it: refreshed with the given refresh token, and saved.
+        // (A refresh reads the store first, and would take up a token another process saved
+        // there: the store now holds the given token, as the caller said it did.)
+        try await store.save(given)
         server.api.expireAccessTokens()
         #expect(try await session.get("api/whoami").statusCode == 200)
         let saved = try #require(try await store.load())
@@ -755,4 +829,33 @@ final class SignInDuringRequestTransport: Transport {
         }
         return Response(statusCode: authorization == "Bearer new" ? 200 : 401, url: request.url)
     }
+}
+
+/// A view of another store whose chosen reads (counted from 1) return a stale token, as a
+/// process that read the store just before another one saved would see it.
+final class LaggingTokenStore: TokenStore {
+    private let inner: any TokenStore
+    private let staleReads: Set<Int>
+    private let stale: AuthToken
+    private let count = Mutex(0)
+
+    init(_ inner: any TokenStore, staleReads: Set<Int>, stale: AuthToken) {
+        self.inner = inner
+        self.staleReads = staleReads
+        self.stale = stale
+    }
+
+    /// How many times the store was read.
+    var reads: Int { count.withLock { $0 } }
+
+    func load() async throws -> AuthToken? {
+        let read = count.withLock {
+            $0 += 1
+            return $0
+        }
+        return staleReads.contains(read) ? stale : try await inner.load()
+    }
+
+    func save(_ token: AuthToken) async throws { try await inner.save(token) }
+    func clear() async throws { try await inner.clear() }
 }

@@ -195,9 +195,29 @@ actor AuthCoordinator {
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
+            // Another process or session sharing the store may have refreshed first: its token
+            // is the one to use (or, expired too, to refresh), as `current`'s refresh token may
+            // be spent. A server that rotates refresh tokens refuses a second use, and one that
+            // detects reuse (RFC 9700) revokes the new token too: both would be signed out.
+            let stored = try? await store.load()
+            guard self.version == startVersion else { return self.superseded() }
+            var base = current
+            if let stored, !stored.isSameCredential(as: current),
+                !(self.lastStoreToken?.isSameCredential(as: stored) ?? false)
+            {
+                self.lastStoreToken = stored
+                base = stored
+                if !stored.isExpired(leeway: self.authenticator.expiryLeeway) {
+                    // No call to the server: not counted against the cap.
+                    if let index = self.refreshTimes.firstIndex(of: now) { self.refreshTimes.remove(at: index) }
+                    self.finish(.success(stored))
+                    self.logger.debug("using the newer token another session stored (version \(self.version))")
+                    return (stored, self.version)
+                }
+            }
             let fresh: AuthToken
             do {
-                fresh = try await refresh(current, session)
+                fresh = try await refresh(base, session)
             } catch {
                 // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
                 guard self.version == startVersion else { return self.superseded() }
@@ -212,7 +232,7 @@ actor AuthCoordinator {
                     self.logger.debug("token refresh failed (version \(self.version))")
                     throw failure
                 }
-                return try await self.refreshRejected(current, store: store, startVersion: startVersion)
+                return try await self.refreshRejected(base, store: store, startVersion: startVersion)
             }
             guard self.version == startVersion else { return self.superseded() }
             do {
@@ -264,6 +284,14 @@ actor AuthCoordinator {
     /// network error's own description, or the status the refresh call got).
     static func refreshFailure(_ error: any Error) -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
+        // An OAuth error code names the cause (a refused client secret is `invalid_client`);
+        // it is a fixed word, never a secret.
+        if let error = error as? WattleError, case .httpStatus(let response) = error,
+            let code = Authenticator.oauthErrorCode(of: response),
+            code.utf8.count <= 64, code.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) })
+        {
+            return .authenticationFailed(reason: "the token refresh failed: \(error) (OAuth error \(code))")
+        }
         return .authenticationFailed(reason: "the token refresh failed: \(error)")
     }
 
