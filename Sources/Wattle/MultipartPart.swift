@@ -97,12 +97,11 @@ extension RequestBody {
         }
         let contentType = "multipart/form-data; boundary=\(chosen)"
         if let part = parts.first(where: { $0.fileURL?.isFileURL == false }), let url = part.fileURL {
-            var body = RequestBody(data: Data(), contentType: contentType)
-            body.deferredError = .invalidRequest(
-                reason:
-                    "the multipart part \(MultipartPart.quoted(part.name)) must be a file URL, not \(Redaction.url(url.absoluteString))"
-            )
-            return body
+            return .failing(
+                .invalidRequest(
+                    reason:
+                        "the multipart part \(MultipartPart.quoted(part.name)) must be a file URL, not \(Redaction.url(url.absoluteString))"
+                ), contentType: contentType)
         }
         var segments: [Segment] = []
         var data = Data()

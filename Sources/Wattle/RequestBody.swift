@@ -32,6 +32,18 @@ public struct RequestBody: Sendable {
     /// No body.
     public static let none = RequestBody(data: Data(), contentType: nil)
 
+    /// An empty body that fails its request unsent with `error`.
+    static func failing(_ error: WattleError, contentType: String?) -> RequestBody {
+        var body = RequestBody(data: Data(), contentType: contentType)
+        body.deferredError = error
+        return body
+    }
+
+    /// What `JSONEncoder` writes for a `Decimal.nan`: a bare `NaN`, which is not JSON.
+    private struct NonFiniteDecimal: Error, CustomStringConvertible {
+        var description: String { "a Decimal in it is not a finite number (NaN)" }
+    }
+
     /// Creates a body from bytes and a content type.
     public init(data: Data, contentType: String?) {
         self.data = data
@@ -49,9 +61,7 @@ public struct RequestBody: Sendable {
         do {
             return RequestBody(data: try JSONWriter.object(parameters), contentType: "application/json")
         } catch {
-            var body = RequestBody(data: Data(), contentType: "application/json")
-            body.deferredError = error
-            return body
+            return .failing(error, contentType: "application/json")
         }
     }
 
@@ -64,17 +74,12 @@ public struct RequestBody: Sendable {
     public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
         do {
             let data = try encoder.encode(value)
-            guard !JSONWriter.hasBareNaN(data) else {
-                var body = RequestBody(data: Data(), contentType: "application/json")
-                body.deferredError = .invalidRequest(
-                    reason: "cannot encode \(Value.self) as JSON: a Decimal in it is not a finite number (NaN)")
-                return body
-            }
+            guard !JSONWriter.hasBareNaN(data) else { throw NonFiniteDecimal() }
             return RequestBody(data: data, contentType: "application/json")
         } catch {
-            var body = RequestBody(data: Data(), contentType: "application/json")
-            body.deferredError = .invalidRequest(reason: "cannot encode \(Value.self) as JSON: \(error)")
-            return body
+            return .failing(
+                .invalidRequest(reason: "cannot encode \(Value.self) as JSON: \(error)"),
+                contentType: "application/json")
         }
     }
 
@@ -84,9 +89,7 @@ public struct RequestBody: Sendable {
             let text = PercentEncoding.query(try parameters.flattened())
             return RequestBody(data: Data(text.utf8), contentType: "application/x-www-form-urlencoded")
         } catch {
-            var body = RequestBody(data: Data(), contentType: "application/x-www-form-urlencoded")
-            body.deferredError = error
-            return body
+            return .failing(error, contentType: "application/x-www-form-urlencoded")
         }
     }
 

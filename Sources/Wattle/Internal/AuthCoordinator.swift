@@ -209,7 +209,7 @@ actor AuthCoordinator {
                 base = stored
                 if !stored.isExpired(leeway: self.authenticator.expiryLeeway) {
                     // No call to the server: not counted against the cap.
-                    if let index = self.refreshTimes.firstIndex(of: now) { self.refreshTimes.remove(at: index) }
+                    self.uncountRefresh(at: now)
                     self.finish(.success(stored))
                     self.logger.debug("using the newer token another session stored (version \(self.version))")
                     return (stored, self.version)
@@ -223,10 +223,10 @@ actor AuthCoordinator {
                 guard self.version == startVersion else { return self.superseded() }
                 guard rejected(error) else {
                     let failure = Self.refreshFailure(error)
-                    if Self.neverReachedServer(error), let index = self.refreshTimes.firstIndex(of: now) {
+                    if Self.neverReachedServer(error) {
                         // The window stops a refresh loop with a server that answers; during an
                         // outage it would lock refreshes out for its length once the network is back.
-                        self.refreshTimes.remove(at: index)
+                        self.uncountRefresh(at: now)
                     }
                     self.finish(.failure(failure))
                     self.logger.debug("token refresh failed (version \(self.version))")
@@ -255,6 +255,11 @@ actor AuthCoordinator {
         }
         inFlight = task
         return task
+    }
+
+    /// Takes a refresh that never called the server off the cap's count.
+    private func uncountRefresh(at time: ContinuousClock.Instant) {
+        if let index = refreshTimes.firstIndex(of: time) { refreshTimes.remove(at: index) }
     }
 
     /// Ends a refresh overtaken by a sign-in or sign-out: its outcome is dropped, and the
