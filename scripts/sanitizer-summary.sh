@@ -56,18 +56,22 @@ if [[ -n $report ]]; then
   printf '%s\n' "$report" | demangle | cut -c1-150 | head -n 26
 else
   echo "    no sanitizer report in the log (a test failed or the run stopped otherwise)"
+  # The failed tests' issues instead: each issue's first line (where and what), at most 8.
+  sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E '^[^ ]* Test .* recorded an issue' | head -n 8 | cut -c1-300 \
+    | sed 's/^[^ ]* /    failed: /'
 fi
 
 # Tests started and not finished, the likely culprits. swift-testing prints "Test NAME
 # started." and "Test NAME passed|failed after N seconds" (symbols and colours vary);
-# a parameterized test's cases print no end of their own.
+# a parameterized test's cases print no end of their own, and its end reads "Test NAME with N
+# test cases passed after ...".
 awk '
   { gsub(/\033\[[0-9;]*m/, "") }
   / Test .* started\.$/ && !/ Test run started| Test case / {
     name = $0; sub(/^[^ ]* Test /, "", name); sub(/ started\.$/, "", name); open[name] = NR; next
   }
   / Test .* (passed|failed) after [0-9.]+ seconds/ {
-    name = $0; sub(/^[^ ]* Test /, "", name); sub(/ (passed|failed) after [0-9.]+ seconds.*$/, "", name)
+    name = $0; sub(/^[^ ]* Test /, "", name); sub(/( with [0-9]+ test cases?)? (passed|failed) after [0-9.]+ seconds.*$/, "", name)
     delete open[name]
   }
   END { for (name in open) print open[name] "\t" name }
