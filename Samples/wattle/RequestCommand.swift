@@ -47,8 +47,8 @@ struct RequestCommand: AsyncParsableCommand {
         name: [.short, .long],
         help: """
             HTTP Basic credentials, USER:PASSWORD (USER: for an empty password), sent to the URL's origin only. \
-            A password given so shows in the process list and shell history: with USER alone it is \
-            WATTLE_PASSWORD, else asked on the terminal.
+            A password given so stays in shell history (the process list shows *s once wattle starts): \
+            with USER alone it is WATTLE_PASSWORD, else asked on the terminal.
             """)
     var auth: String?
 

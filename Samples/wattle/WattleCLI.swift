@@ -89,6 +89,7 @@ enum WattleMain {
         // thread, waiting below, never serves.
         let outcome = CommandOutcome()
         let arguments = Array(CommandLine.arguments.dropFirst())
+        HiddenSecrets.hideInArgumentVector()
         let curlWarmUp: CurlWarmUp?
         if let invocation = RequestInvocation(plainArguments: arguments) {
             curlWarmUp = nil  // see CurlWarmUp

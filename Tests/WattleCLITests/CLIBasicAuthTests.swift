@@ -47,6 +47,51 @@ struct CLIBasicAuthTests {
                 == "Basic " + Data("sk_test_key:".utf8).base64EncodedString())
     }
 
+    @Test(
+        "while the request runs, the process list shows -a's password and a URL's as *s; the server gets the real ones",
+        arguments: [true, false])
+    func passwordsHiddenFromProcessList(inURL: Bool) async throws {
+        let server = try await Servers.plain.value
+        // A path of this test's own: the server counts it once the request has arrived, and
+        // answers 1.5 s later, while the process is read.
+        let path = "/delay/\(inURL ? 1511 : 1512)"
+        let password = "s3cret-\(inURL ? "url" : "basic")"
+        let stars = String(repeating: "*", count: password.count)
+        let arguments =
+            inURL
+            ? ["http://bob:\(password)@127.0.0.1:\(server.port)\(path)"]
+            : ["-a", "bob:\(password)", "http://127.0.0.1:\(server.port)\(path)"]
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        let before = server.stats.hits(path)
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while server.stats.hits(path) == before, process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        try #require(process.isRunning, "the CLI ended before its request was answered")
+        let cmdline = try Data(contentsOf: URL(fileURLWithPath: "/proc/\(process.processIdentifier)/cmdline"))
+        let shown = cmdline.split(separator: 0, omittingEmptySubsequences: false).dropLast()
+            .map { String(decoding: $0, as: UTF8.self) }
+        #expect(
+            Array(shown.dropFirst())
+                == arguments.map { $0.replacingOccurrences(of: ":\(password)", with: ":\(stars)") })
+        // Waited for without blocking a thread of the pool; the echo fits the pipe's buffer.
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        try #require(!process.isRunning, "the CLI did not end")
+        let body = output.fileHandleForReading.readDataToEndOfFile()
+        #expect(process.terminationStatus == 0)
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: body).header("Authorization")
+                == "Basic " + Data("bob:\(password)".utf8).base64EncodedString())
+    }
+
     @Test("-a USER takes WATTLE_PASSWORD; without it, off a terminal, exit 1 saying how to give one")
     func passwordFromEnvironment() async throws {
         let server = try await Servers.plain.value

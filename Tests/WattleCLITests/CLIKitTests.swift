@@ -90,3 +90,48 @@ struct CLIItemCostTests {
         #expect(ContinuousClock.now - start < .seconds(getenv("WATTLE_TEST_SANITIZER") == nil ? 5 : 15))
     }
 }
+
+@Suite("The secrets of the CLI's command line, found to be hidden from the process list")
+struct SecretArgumentsTests {
+    /// The secret text of each span, for arguments given as text.
+    static func secrets(_ arguments: [String]) -> [String] {
+        let bytes = arguments.map { Array($0.utf8) }
+        return SecretArguments.spans(in: bytes).map { span in
+            let argument = bytes[span.argument]
+            return String(decoding: argument[span.offset..<(span.end ?? argument.count)], as: UTF8.self)
+        }
+    }
+
+    @Test("--password and --refresh-token, as VALUE or =VALUE; - is no secret")
+    func wholeValues() {
+        #expect(Self.secrets(["auth", "login", "URL", "--username", "u", "--password", "p w"]) == ["p w"])
+        #expect(Self.secrets(["auth", "login", "URL", "--password=p=w", "--username", "u"]) == ["p=w"])
+        #expect(Self.secrets(["auth", "set-token", "T", "--refresh-token", "r1"]) == ["r1"])
+        #expect(Self.secrets(["auth", "set-token", "-", "--refresh-token", "-"]) == [])
+        #expect(Self.secrets(["auth", "set-token", "T", "--refresh-token=r2"]) == ["r2"])
+        // A value that looks like an option is still the value.
+        #expect(Self.secrets(["--password", "--password"]) == ["--password"])
+    }
+
+    @Test("-a and --auth: the part after the first colon, alone or last in a group of short flags")
+    func basicCredentials() {
+        #expect(Self.secrets(["-a", "alice:pa:ss", "URL"]) == ["pa:ss"])
+        #expect(Self.secrets(["--auth", "alice:x", "URL"]) == ["x"])
+        #expect(Self.secrets(["--auth=alice:y", "URL"]) == ["y"])
+        #expect(Self.secrets(["-va", "alice:z", "URL"]) == ["z"])
+        #expect(Self.secrets(["-a", "alice", "URL"]) == [])
+        #expect(Self.secrets(["-a", "alice:", "URL"]) == [])
+        #expect(Self.secrets(["-v", "alice:z", "URL"]) == [])
+        #expect(Self.secrets(["-o", "out", "URL", "name=a:b"]) == [])
+    }
+
+    @Test("a URL's user-info password, in any argument; after -- nothing is an option")
+    func urlUserInfo() {
+        #expect(Self.secrets(["https://u:s3@h.test:8443/p?q=a:b@c"]) == ["s3"])
+        #expect(Self.secrets(["--proxy=http://u:pw@proxy:3128", "URL"]) == ["pw"])
+        #expect(Self.secrets(["https://u@h.test/", "https://h.test/a:b@c", "x://u:@h"]) == [])
+        #expect(Self.secrets(["https://u:p@ss@h.test/"]) == ["p@ss"])
+        #expect(Self.secrets(["--", "--password", "https://u:v@h/"]) == ["v"])
+        #expect(Self.secrets(["-a", "u:w", "--", "-a", "u:x"]) == ["w"])
+    }
+}

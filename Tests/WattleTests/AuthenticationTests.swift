@@ -260,6 +260,56 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test(
+        "a sign-in or sign-out whose store write the refresh's save lands over, and that ends after the refresh, still decides what the store holds",
+        arguments: [true, false])
+    func decisionWrittenOverByARefreshWins(signingIn: Bool) async throws {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let other = server.api.issueTokens(for: "other")
+        let signedIn = AuthToken(
+            accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
+        // Write 1 is the refresh's save, held until the sign-in's or sign-out's write (2) has
+        // landed; that one then holds its caller until the refresh has finished.
+        let refreshSaving = Gate()
+        let decisionWritten = Gate()
+        let refreshDone = Gate()
+        let store = HookedTokenStore(
+            InMemoryTokenStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh)),
+            beforeWrite: { write in
+                if write == 1 {
+                    refreshSaving.open()
+                    await decisionWritten.wait()
+                }
+            },
+            afterWrite: { write in
+                if write == 2 {
+                    decisionWritten.open()
+                    await refreshDone.wait()
+                }
+            })
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        server.api.expireAccessTokens()
+        let request = Task { try await session.get("api/whoami").statusCode }
+        await refreshSaving.wait()
+        let decision = Task {
+            if signingIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
+        }
+        await decisionWritten.wait()
+        // The refreshed token landed over the decision's write, and the request went with it.
+        #expect(try await request.value == 200)
+        let landed = try await store.load()?.accessToken
+        #expect(landed != nil && landed != tokens.access && landed != other.access)
+        refreshDone.open()
+        try await decision.value
+        #expect(try await store.load() == (signingIn ? signedIn : nil))
+        #expect(try await session.isSignedIn == signingIn)
+        #expect(server.stats.hits("/api/refresh") == 1)
+        try await server.stop()
+    }
+
     @Test("a request refused with a token signed in during an older refresh gets a refresh of its own")
     func refusedNewTokenRefreshesItself() async throws {
         let (fixture, first) = try await requestWaitingOnRefresh(delay: .milliseconds(400)) {
@@ -828,6 +878,71 @@ final class SignInDuringRequestTransport: Transport {
             return Response(statusCode: 401, url: request.url)
         }
         return Response(statusCode: authorization == "Bearer new" ? 200 : 401, url: request.url)
+    }
+}
+
+/// A view of another store that calls hooks around each write (saves and clears, counted
+/// from 1; `clear(ifStill:)` counts as its clear): a test holds a write back, or its caller,
+/// to order it against another.
+final class HookedTokenStore: TokenStore {
+    private let inner: any TokenStore
+    private let beforeWrite: @Sendable (Int) async -> Void
+    private let afterWrite: @Sendable (Int) async -> Void
+    private let writes = Mutex(0)
+
+    init(
+        _ inner: any TokenStore, beforeWrite: @escaping @Sendable (Int) async -> Void,
+        afterWrite: @escaping @Sendable (Int) async -> Void
+    ) {
+        self.inner = inner
+        self.beforeWrite = beforeWrite
+        self.afterWrite = afterWrite
+    }
+
+    func load() async throws -> AuthToken? { try await inner.load() }
+
+    func save(_ token: AuthToken) async throws {
+        try await write { try await inner.save(token) }
+    }
+
+    func clear() async throws {
+        try await write { try await inner.clear() }
+    }
+
+    private func write(_ body: () async throws -> Void) async throws {
+        let write = writes.withLock {
+            $0 += 1
+            return $0
+        }
+        await beforeWrite(write)
+        try await body()
+        await afterWrite(write)
+    }
+}
+
+/// Opened once; `wait()` returns at once after that.
+final class Gate: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    /// Waits until the gate is open.
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiters.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+
+    /// Opens the gate, letting every waiter go.
+    func open() {
+        let waiters = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
     }
 }
 

@@ -27,6 +27,11 @@ actor AuthCoordinator {
     /// The token this coordinator last read from the store or saved to it: a store still
     /// holding it has not been written by anyone else since.
     private var lastStoreToken: AuthToken?
+    /// Sign-ins and sign-outs waiting for their store write.
+    private var decisionsUnderWay = 0
+    /// Refreshed tokens saved while a sign-in or sign-out was writing the store: one may have
+    /// landed after that write, so the sign-in or sign-out writes its outcome again as it ends.
+    private var savedDuringDecision: [AuthToken] = []
 
     /// - Parameter storedToken: what the store holds when the caller has read it already
     ///   (`.some(nil)`: no token); nil to read it before the first request.
@@ -109,10 +114,12 @@ actor AuthCoordinator {
     }
 
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
+        decisionsUnderWay += 1
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.save(newToken) }
         } catch {
+            await endDecision()
             throw .authenticationFailed(reason: "cannot save the token: \(error)")
         }
         token = newToken
@@ -124,13 +131,16 @@ actor AuthCoordinator {
         // A refresh still running belongs to the old token: a request refused with the new one
         // starts its own instead of joining it (that one ends as overtaken).
         inFlight = nil
+        await endDecision()
     }
 
     func signOut() async throws(WattleError) {
+        decisionsUnderWay += 1
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.clear() }
         } catch {
+            await endDecision()
             throw .authenticationFailed(reason: "cannot clear the token: \(error)")
         }
         token = nil
@@ -139,6 +149,17 @@ actor AuthCoordinator {
         version += 1
         lastOutcome = .success(nil)
         inFlight = nil
+        await endDecision()
+    }
+
+    /// Ends a sign-in's or sign-out's store write. A refresh that saved its token meanwhile may
+    /// have written over it (the refresh resumed before the sign-in or sign-out did): the
+    /// current token, or its absence, is written again over each such token.
+    private func endDecision() async {
+        decisionsUnderWay -= 1
+        let overwritten = savedDuringDecision
+        if decisionsUnderWay == 0 { savedDuringDecision = [] }
+        for fresh in overwritten { await rewriteStore(replacing: fresh, store: authenticator.store) }
     }
 
     func isSignedIn() async throws(WattleError) -> Bool {
@@ -243,6 +264,9 @@ actor AuthCoordinator {
                 // for this session's requests rather than fail them; the store keeps the old.
                 self.logger.error("the refreshed token is in use but could not be saved: \(error)")
             }
+            // A sign-in or sign-out still writing may have written first: it writes again as it
+            // ends. (One that has ended bumped the version: handled below.)
+            if self.decisionsUnderWay > 0 { self.savedDuringDecision.append(fresh) }
             guard self.version == startVersion else {
                 // A sign-in or sign-out completed while the new token was being saved, and its
                 // write may have landed first: write its outcome again.
@@ -274,10 +298,10 @@ actor AuthCoordinator {
     private func rewriteStore(replacing fresh: AuthToken, store: any TokenStore) async {
         do {
             if let token {
-                try await store.save(token)
+                try await Self.offNetworkThread { try await store.save(token) }
                 lastStoreToken = token
             } else {
-                _ = try await store.clear(ifStill: fresh)
+                _ = try await Self.offNetworkThread { try await store.clear(ifStill: fresh) }
             }
         } catch {
             logger.error("the store may hold a refreshed token from before the last sign-in or sign-out: \(error)")

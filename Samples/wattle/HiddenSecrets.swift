@@ -1,0 +1,32 @@
+import CArguments
+import WattleCLIKit
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Overwrites the secrets of the process's own argument vector (see ``SecretArguments``) with
+/// `*`, so that `ps` and `/proc/PID/cmdline` no longer show them. Call it once the arguments
+/// have been copied (`CommandLine.arguments` keeps its own copy from its first use).
+///
+/// The vector is the one glibc passed to `CArguments`' constructor, the memory the kernel
+/// reads for `/proc/PID/cmdline`; with another C library none is kept and nothing is done.
+enum HiddenSecrets {
+    static func hideInArgumentVector() {
+        var count: Int32 = 0
+        let vector = wattle_arguments(&count)
+        guard count > 1 else { return }
+        let arguments = (1..<Int(count)).map { index -> [UInt8] in
+            guard let argument = vector[index] else { return [] }
+            return Array(UnsafeRawBufferPointer(start: argument, count: strlen(argument)))
+        }
+        for span in SecretArguments.spans(in: arguments) {
+            guard let argument = vector[span.argument + 1] else { continue }
+            let end = min(span.end ?? Int.max, arguments[span.argument].count)
+            guard span.offset < end else { continue }
+            memset(argument + span.offset, Int32(UInt8(ascii: "*")), end - span.offset)
+        }
+    }
+}
