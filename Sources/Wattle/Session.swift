@@ -237,8 +237,9 @@ public final class Session: Sendable {
             do throws(WattleError) {
                 if let origin { sent = try await withSendHeaders(current, origin: origin) }
                 if let stream = sent.responseStream { stream.setRedirectCount(hops) }
-                if hops > 0, let total = prepared.timeouts.total {
-                    // The total timeout covers the redirects too: a hop gets what is left of it.
+                if hops > 0 || origin != nil, let total = prepared.timeouts.total {
+                    // The total timeout covers the redirects and the willSend hook's time too:
+                    // a hop gets what is left of it.
                     let left = total - (ContinuousClock.now - start)
                     guard left > .zero else {
                         throw WattleError.timedOut(phase: .total, after: total, url: current.url)
@@ -248,7 +249,9 @@ public final class Session: Sendable {
                 response = try await transport.perform(sent)
             } catch {
                 var error = error
-                if hops > 0, case .timedOut(.total, after: _, let url) = error, let total = prepared.timeouts.total {
+                if hops > 0 || origin != nil, case .timedOut(.total, after: _, let url) = error,
+                    let total = prepared.timeouts.total
+                {
                     error = .timedOut(phase: .total, after: total, url: url)  // the configured length
                 }
                 log(current, outcome: "failed: \(error)", start: start)

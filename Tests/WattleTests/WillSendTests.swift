@@ -97,4 +97,31 @@ struct WillSendTests {
         }
         #expect(server.stats.hits("/\(path)") == 0)
     }
+
+    @Test("the hook's time counts toward the total timeout: what is left goes to the transfer, none left fails unsent")
+    func hookTimeCountsTowardTheTotal() async throws {
+        let server = try await TestServer.shared()
+        func session(hookTime: Duration) -> Session {
+            makeSession(server) {
+                $0.timeouts.total = .seconds(2)
+                $0.willSend = { _ in
+                    try? await Task.sleep(for: hookTime)
+                    return ["X-Request-ID": "1"]
+                }
+            }
+        }
+        func isTotal(_ error: WattleError) -> Bool {
+            if case .timedOut(.total, let after, _) = error { return after == .seconds(2) }
+            return false
+        }
+        // 1.4 s in the hook leave 0.6 for a response that takes 1 s: the total fires. (The
+        // transfer alone would have 2 s.) A delay of this test's own, for the server's count.
+        let slow = "delay/1003"
+        await expectWattleError({ _ = try await session(hookTime: .milliseconds(1400)).get(slow) }) { isTotal($0) }
+        #expect(server.stats.hits("/\(slow)") == 1)
+        // A hook that takes longer than the whole timeout: nothing is sent.
+        let unsent = "echo/\(UUID().uuidString)"
+        await expectWattleError({ _ = try await session(hookTime: .milliseconds(2100)).get(unsent) }) { isTotal($0) }
+        #expect(server.stats.hits("/\(unsent)") == 0)
+    }
 }
