@@ -5,9 +5,10 @@
 /// The secrets: the value of `--password` (`auth login`) and of `--refresh-token` (`auth
 /// set-token`; `-` is not one), the password of `-a`/`--auth USER:PASSWORD` (the part after
 /// the first colon; the user name stays readable), and the password of a URL's user-info
-/// (`https://user:password@host/`, a request's URL or `--proxy`'s). Each is found as ArgumentParser reads it:
-/// `--name VALUE` or `--name=VALUE`, and `-a` alone or last in a group of short flags (`-va
-/// USER:PASSWORD`). Nothing after `--` is an option. The access token `auth set-token` takes as an
+/// (`https://user:password@host/`, a request's URL, or `--proxy`'s with or without a scheme).
+/// Each is found as ArgumentParser reads it: `--name VALUE`, `--name=VALUE`, `-a VALUE`,
+/// `-a=VALUE`, and in a group of short flags, where each flag taking a value takes the next
+/// argument in turn (`-va VALUE`, `-oa FILE VALUE`). Nothing after `--` is an option. The access token `auth set-token` takes as an
 /// argument is not found (the command's other options decide which argument it is): `-` reads
 /// it from standard input instead.
 ///
@@ -19,16 +20,13 @@ public enum SecretArguments {
     public struct Span: Equatable, Sendable {
         /// The argument's index.
         public var argument: Int
-        /// The first byte of the secret.
-        public var offset: Int
-        /// Just past its last byte; nil: the argument's end.
-        public var end: Int?
+        /// The secret's bytes.
+        public var bytes: Range<Int>
 
         /// Creates a span.
-        public init(argument: Int, offset: Int, end: Int? = nil) {
+        public init(argument: Int, bytes: Range<Int>) {
             self.argument = argument
-            self.offset = offset
-            self.end = end
+            self.bytes = bytes
         }
     }
 
@@ -38,51 +36,44 @@ public enum SecretArguments {
         var spans: [Span] = []
         var index = 0
         var optionsEnded = false
+        /// Adds the secret of `value`, an option's value or an operand, a slice of argument `argument`.
+        func add(_ kind: Kind, in value: ArraySlice<UInt8>, argument: Int) {
+            if let secret = secret(in: value, kind: kind) { spans.append(Span(argument: argument, bytes: secret)) }
+        }
         while index < arguments.count {
             let argument = arguments[index]
-            if !optionsEnded, argument == Array("--".utf8) {
+            let dash = UInt8(ascii: "-")
+            let equals = argument.firstIndex(of: UInt8(ascii: "="))
+            if optionsEnded || argument.count < 2 || argument[0] != dash {
+                // An operand: a URL's user-info may hold a password.
+                add(.operand, in: argument[...], argument: index)
+            } else if argument == [dash, dash] {
                 optionsEnded = true
-            } else if !optionsEnded, let kind = valueOption(argument) {
-                // The value is the next argument.
-                if index + 1 < arguments.count, let offset = secretOffset(in: arguments[index + 1], kind: kind) {
-                    spans.append(Span(argument: index + 1, offset: offset))
+            } else if argument[1] == dash {
+                // --name=VALUE, or --name VALUE.
+                if let equals {
+                    if let kind = longOption(argument[2..<equals]) {
+                        add(kind, in: argument[(equals + 1)...], argument: index)
+                    }
+                } else if let kind = longOption(argument[2...]), index + 1 < arguments.count {
                     index += 1
+                    add(kind, in: arguments[index][...], argument: index)
                 }
-            } else if !optionsEnded, let equals = argument.firstIndex(of: UInt8(ascii: "=")),
-                argument.starts(with: Array("--".utf8)), let kind = longOption(Array(argument[2..<equals]))
-            {
-                if let offset = secretOffset(in: Array(argument[(equals + 1)...]), kind: kind) {
-                    spans.append(Span(argument: index, offset: equals + 1 + offset))
+            } else if equals == 2 {
+                // -a=VALUE: ArgumentParser reads the value after the `=`.
+                if let kind = shortOption(argument[1]) { add(kind, in: argument[3...], argument: index) }
+            } else {
+                // -a VALUE, or a group of short flags (-va VALUE, -oa FILE VALUE): each that takes a
+                // value takes the next argument, in order.
+                for letter in argument.dropFirst() {
+                    guard let kind = shortOption(letter), index + 1 < arguments.count else { continue }
+                    index += 1
+                    add(kind, in: arguments[index][...], argument: index)
                 }
-            } else if let password = urlPassword(in: argument) {
-                spans.append(Span(argument: index, offset: password.lowerBound, end: password.upperBound))
             }
             index += 1
         }
         return spans
-    }
-
-    /// The password of a URL's user-info (`scheme://user:password@host/…`), anywhere in the
-    /// argument (a URL, or an option's value such as `--proxy=…`): the bytes between the
-    /// first colon after `://` and the authority's last `@`.
-    private static func urlPassword(in argument: [UInt8]) -> Range<Int>? {
-        let separator = Array("://".utf8)
-        guard argument.count > separator.count,
-            let start = (0...(argument.count - separator.count)).first(where: {
-                argument[$0..<($0 + separator.count)].elementsEqual(separator)
-            })
-        else { return nil }
-        let authorityStart = start + separator.count
-        let authorityEnd =
-            argument[authorityStart...].firstIndex {
-                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
-            }
-            ?? argument.count
-        let authority = argument[authorityStart..<authorityEnd]
-        guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
-            let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
-        else { return nil }
-        return (colon + 1)..<at
     }
 
     /// What an option's value holds.
@@ -91,35 +82,75 @@ public enum SecretArguments {
         case whole
         /// `USER:PASSWORD`: the part after the first colon is.
         case password
+        /// Maybe a URL: the password of its user-info is.
+        case operand
+        /// A proxy, maybe with no scheme (`user:password@host:port`): the same.
+        case proxy
+        /// Nothing secret (`-o FILE`).
+        case plain
     }
 
-    /// The option whose value is the next argument: `--password`, `--refresh-token`, `--auth`,
-    /// or `-a` alone or last in a group of short flags.
-    private static func valueOption(_ argument: [UInt8]) -> Kind? {
-        if argument.starts(with: Array("--".utf8)) { return longOption(Array(argument.dropFirst(2))) }
-        guard argument.count >= 2, argument[0] == UInt8(ascii: "-"), argument.last == UInt8(ascii: "a"),
-            argument.dropFirst().allSatisfy({ (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) })
-        else { return nil }
-        return .password
-    }
-
-    private static func longOption(_ name: [UInt8]) -> Kind? {
+    /// What the value of a long option holds, nil for a flag or an option this does not know
+    /// (its value, if any, is then read as an operand).
+    private static func longOption(_ name: ArraySlice<UInt8>) -> Kind? {
         switch String(decoding: name, as: UTF8.self) {
         case "password", "refresh-token": .whole
         case "auth": .password
+        case "proxy": .proxy
+        case "output": .plain
         default: nil
         }
     }
 
-    /// Where the secret starts in an option's value, or nil when it holds none (empty, `-`, or
-    /// a user name with no colon).
-    private static func secretOffset(in value: [UInt8], kind: Kind) -> Int? {
-        switch kind {
-        case .whole:
-            return value.isEmpty || value == [UInt8(ascii: "-")] ? nil : 0
-        case .password:
-            guard let colon = value.firstIndex(of: UInt8(ascii: ":")), colon + 1 < value.count else { return nil }
-            return colon + 1
+    /// What the value of a short option holds (`-a`, `-o`), nil for a flag.
+    private static func shortOption(_ letter: UInt8) -> Kind? {
+        switch letter {
+        case UInt8(ascii: "a"): .password
+        case UInt8(ascii: "o"): .plain
+        default: nil
         }
+    }
+
+    /// The secret bytes of an option's value (indices of its argument), or nil when it holds
+    /// none (empty, `-`, a user name with no colon, a URL with no password).
+    private static func secret(in value: ArraySlice<UInt8>, kind: Kind) -> Range<Int>? {
+        switch kind {
+        case .plain:
+            return nil
+        case .whole:
+            return value.isEmpty || value.elementsEqual([UInt8(ascii: "-")]) ? nil : value.indices
+        case .password:
+            guard let colon = value.firstIndex(of: UInt8(ascii: ":")), colon + 1 < value.endIndex else { return nil }
+            return (colon + 1)..<value.endIndex
+        case .operand:
+            return urlPassword(in: value, schemeRequired: true)
+        case .proxy:
+            return urlPassword(in: value, schemeRequired: false)
+        }
+    }
+
+    /// The password of a URL's user-info (`scheme://user:password@host/…`; without
+    /// `schemeRequired`, the scheme may be left out, as `--proxy` allows): the bytes between the
+    /// user-info's first colon and the authority's last `@`. (An operand needs the scheme: a
+    /// body field `note=a:b@c` is no URL.)
+    private static func urlPassword(in value: ArraySlice<UInt8>, schemeRequired: Bool) -> Range<Int>? {
+        let separator = Array("://".utf8)
+        var authorityStart = value.startIndex
+        if value.count >= separator.count,
+            let start = (value.startIndex...(value.endIndex - separator.count)).first(where: {
+                value[$0..<($0 + separator.count)].elementsEqual(separator)
+            })
+        {
+            authorityStart = start + separator.count
+        } else if schemeRequired {
+            return nil
+        }
+        let authority = value[authorityStart...].prefix {
+            $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#")
+        }
+        guard let at = authority.lastIndex(of: UInt8(ascii: "@")),
+            let colon = authority[..<at].firstIndex(of: UInt8(ascii: ":")), colon + 1 < at
+        else { return nil }
+        return (colon + 1)..<at
     }
 }

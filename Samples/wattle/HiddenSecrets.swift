@@ -24,9 +24,8 @@ enum HiddenSecrets {
         }
         for span in SecretArguments.spans(in: arguments) {
             guard let argument = vector[span.argument + 1] else { continue }
-            let end = min(span.end ?? Int.max, arguments[span.argument].count)
-            guard span.offset < end else { continue }
-            memset(argument + span.offset, Int32(UInt8(ascii: "*")), end - span.offset)
+            let bytes = span.bytes.clamped(to: 0..<arguments[span.argument].count)
+            memset(argument + bytes.lowerBound, Int32(UInt8(ascii: "*")), bytes.count)
         }
     }
 }

@@ -261,31 +261,23 @@ struct AuthenticationTests {
     }
 
     @Test(
-        "a sign-in or sign-out whose store write the refresh's save lands over, and that ends after the refresh, still decides what the store holds",
-        arguments: [true, false])
-    func decisionWrittenOverByARefreshWins(signingIn: Bool) async throws {
+        "a sign-in or sign-out made while a refresh saves its token waits for that save, then decides what the store holds",
+        .timeLimit(.minutes(1)), arguments: [true, false])
+    func decisionWaitsForARefreshSave(signingIn: Bool) async throws {
         let server = try await DemoServer.start()
         let tokens = server.api.issueTokens()
         let other = server.api.issueTokens(for: "other")
         let signedIn = AuthToken(
             accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
-        // Write 1 is the refresh's save, held until the sign-in's or sign-out's write (2) has
-        // landed; that one then holds its caller until the refresh has finished.
+        // Write 1 is the refresh's save, held until the test lets it go.
         let refreshSaving = Gate()
-        let decisionWritten = Gate()
-        let refreshDone = Gate()
+        let saveMayLand = Gate()
         let store = HookedTokenStore(
             InMemoryTokenStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh)),
             beforeWrite: { write in
                 if write == 1 {
                     refreshSaving.open()
-                    await decisionWritten.wait()
-                }
-            },
-            afterWrite: { write in
-                if write == 2 {
-                    decisionWritten.open()
-                    await refreshDone.wait()
+                    await saveMayLand.wait()
                 }
             })
         let session = makeSession(server) {
@@ -297,13 +289,14 @@ struct AuthenticationTests {
         let decision = Task {
             if signingIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
         }
-        await decisionWritten.wait()
-        // The refreshed token landed over the decision's write, and the request went with it.
-        #expect(try await request.value == 200)
-        let landed = try await store.load()?.accessToken
-        #expect(landed != nil && landed != tokens.access && landed != other.access)
-        refreshDone.open()
+        // Its write waits for the refresh's save: had it gone first, the save would land over it
+        // and the store would keep the refreshed token after the sign-out (or over the sign-in).
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(store.writes == 1)
+        saveMayLand.open()
         try await decision.value
+        #expect(try await request.value == 200)
+        #expect(store.writes == 2)
         #expect(try await store.load() == (signingIn ? signedIn : nil))
         #expect(try await session.isSignedIn == signingIn)
         #expect(server.stats.hits("/api/refresh") == 1)
@@ -881,23 +874,21 @@ final class SignInDuringRequestTransport: Transport {
     }
 }
 
-/// A view of another store that calls hooks around each write (saves and clears, counted
-/// from 1; `clear(ifStill:)` counts as its clear): a test holds a write back, or its caller,
-/// to order it against another.
+/// A view of another store that calls a hook before each write (saves and clears, counted
+/// from 1; `clear(ifStill:)` counts as its clear): a test holds a write back to order it
+/// against another.
 final class HookedTokenStore: TokenStore {
     private let inner: any TokenStore
     private let beforeWrite: @Sendable (Int) async -> Void
-    private let afterWrite: @Sendable (Int) async -> Void
-    private let writes = Mutex(0)
+    private let count = Mutex(0)
 
-    init(
-        _ inner: any TokenStore, beforeWrite: @escaping @Sendable (Int) async -> Void,
-        afterWrite: @escaping @Sendable (Int) async -> Void
-    ) {
+    init(_ inner: any TokenStore, beforeWrite: @escaping @Sendable (Int) async -> Void) {
         self.inner = inner
         self.beforeWrite = beforeWrite
-        self.afterWrite = afterWrite
     }
+
+    /// How many writes have started.
+    var writes: Int { count.withLock { $0 } }
 
     func load() async throws -> AuthToken? { try await inner.load() }
 
@@ -910,13 +901,12 @@ final class HookedTokenStore: TokenStore {
     }
 
     private func write(_ body: () async throws -> Void) async throws {
-        let write = writes.withLock {
+        let write = count.withLock {
             $0 += 1
             return $0
         }
         await beforeWrite(write)
         try await body()
-        await afterWrite(write)
     }
 }
 

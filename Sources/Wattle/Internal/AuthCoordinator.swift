@@ -27,11 +27,11 @@ actor AuthCoordinator {
     /// The token this coordinator last read from the store or saved to it: a store still
     /// holding it has not been written by anyone else since.
     private var lastStoreToken: AuthToken?
-    /// Sign-ins and sign-outs waiting for their store write.
-    private var decisionsUnderWay = 0
-    /// Refreshed tokens saved while a sign-in or sign-out was writing the store: one may have
-    /// landed after that write, so the sign-in or sign-out writes its outcome again as it ends.
-    private var savedDuringDecision: [AuthToken] = []
+    /// Whether a step that reads or writes the store and sets the state it decides has the
+    /// store's turn (see `takeStoreTurn`).
+    private var storeTurnTaken = false
+    /// The steps waiting for the store's turn, first come first served.
+    private var storeTurnQueue: [CheckedContinuation<Void, Never>] = []
 
     /// - Parameter storedToken: what the store holds when the caller has read it already
     ///   (`.some(nil)`: no token); nil to read it before the first request.
@@ -114,12 +114,12 @@ actor AuthCoordinator {
     }
 
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
-        decisionsUnderWay += 1
+        await takeStoreTurn()
+        defer { passStoreTurn() }
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.save(newToken) }
         } catch {
-            await endDecision()
             throw .authenticationFailed(reason: "cannot save the token: \(error)")
         }
         token = newToken
@@ -131,16 +131,15 @@ actor AuthCoordinator {
         // A refresh still running belongs to the old token: a request refused with the new one
         // starts its own instead of joining it (that one ends as overtaken).
         inFlight = nil
-        await endDecision()
     }
 
     func signOut() async throws(WattleError) {
-        decisionsUnderWay += 1
+        await takeStoreTurn()
+        defer { passStoreTurn() }
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.clear() }
         } catch {
-            await endDecision()
             throw .authenticationFailed(reason: "cannot clear the token: \(error)")
         }
         token = nil
@@ -149,17 +148,28 @@ actor AuthCoordinator {
         version += 1
         lastOutcome = .success(nil)
         inFlight = nil
-        await endDecision()
     }
 
-    /// Ends a sign-in's or sign-out's store write. A refresh that saved its token meanwhile may
-    /// have written over it (the refresh resumed before the sign-in or sign-out did): the
-    /// current token, or its absence, is written again over each such token.
-    private func endDecision() async {
-        decisionsUnderWay -= 1
-        let overwritten = savedDuringDecision
-        if decisionsUnderWay == 0 { savedDuringDecision = [] }
-        for fresh in overwritten { await rewriteStore(replacing: fresh, store: authenticator.store) }
+    /// Waits for the store's turn. A sign-in, a sign-out and each of a refresh's store steps
+    /// (its read before calling the server, its save, its clear of a refused token) take it for
+    /// their store call and the state that call decides, so that the store ends holding what
+    /// the state says: a refresh's save can no longer land after a sign-out's clear while the
+    /// sign-out's state is set last. A refresh's call to the server is made without it.
+    private func takeStoreTurn() async {
+        guard storeTurnTaken else {
+            storeTurnTaken = true
+            return
+        }
+        await withCheckedContinuation { storeTurnQueue.append($0) }
+    }
+
+    /// Passes the store's turn to the next step waiting for it, if any.
+    private func passStoreTurn() {
+        if storeTurnQueue.isEmpty {
+            storeTurnTaken = false
+        } else {
+            storeTurnQueue.removeFirst().resume()
+        }
     }
 
     func isSignedIn() async throws(WattleError) -> Bool {
@@ -216,25 +226,11 @@ actor AuthCoordinator {
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
-            // Another process or session sharing the store may have refreshed first: its token
-            // is the one to use (or, expired too, to refresh), as `current`'s refresh token may
-            // be spent. A server that rotates refresh tokens refuses a second use, and one that
-            // detects reuse (RFC 9700) revokes the new token too: both would be signed out.
-            let stored = try? await store.load()
-            guard self.version == startVersion else { return self.superseded() }
-            var base = current
-            if let stored, !stored.isSameCredential(as: current),
-                !(self.lastStoreToken?.isSameCredential(as: stored) ?? false)
-            {
-                self.lastStoreToken = stored
-                base = stored
-                if !stored.isExpired(leeway: self.authenticator.expiryLeeway) {
-                    // No call to the server: not counted against the cap.
-                    self.uncountRefresh(at: now)
-                    self.finish(.success(stored))
-                    self.logger.debug("using the newer token another session stored (version \(self.version))")
-                    return (stored, self.version)
-                }
+            let base: AuthToken
+            switch await self.readStore(before: current, startVersion: startVersion, countedAt: now) {
+            case .superseded: return self.superseded()
+            case .adopted(let stored): return (stored, self.version)
+            case .refresh(let token): base = token
             }
             let fresh: AuthToken
             do {
@@ -255,30 +251,67 @@ actor AuthCoordinator {
                 }
                 return try await self.refreshRejected(base, store: store, startVersion: startVersion)
             }
-            guard self.version == startVersion else { return self.superseded() }
-            do {
-                try await store.save(fresh)
-                self.lastStoreToken = fresh
-            } catch {
-                // The refresh token is spent: the new token is the only one that works. Keep it
-                // for this session's requests rather than fail them; the store keeps the old.
-                self.logger.error("the refreshed token is in use but could not be saved: \(error)")
-            }
-            // A sign-in or sign-out still writing may have written first: it writes again as it
-            // ends. (One that has ended bumped the version: handled below.)
-            if self.decisionsUnderWay > 0 { self.savedDuringDecision.append(fresh) }
-            guard self.version == startVersion else {
-                // A sign-in or sign-out completed while the new token was being saved, and its
-                // write may have landed first: write its outcome again.
-                await self.rewriteStore(replacing: fresh, store: store)
-                return self.superseded()
-            }
-            self.finish(.success(fresh))
-            self.logger.debug("token refreshed (version \(self.version))")
-            return (fresh, self.version)
+            return await self.saveRefreshed(fresh, startVersion: startVersion, store: store)
         }
         inFlight = task
         return task
+    }
+
+    /// What the store says before a refresh calls the server.
+    private enum StoreReading {
+        /// A sign-in or sign-out came first: it decides the token.
+        case superseded
+        /// Another process or session saved a newer token, unexpired: it is the current one now.
+        case adopted(AuthToken)
+        /// Refresh this token: `current`, or a newer one from the store that has expired too.
+        case refresh(AuthToken)
+    }
+
+    /// Reads the store before a refresh calls the server. Another process or session sharing
+    /// the store may have refreshed first: its token is the one to use (or, expired too, to
+    /// refresh), as `current`'s refresh token may be spent. A server that rotates refresh
+    /// tokens refuses a second use, and one that detects reuse (RFC 9700) revokes the new token
+    /// too: both would be signed out.
+    private func readStore(
+        before current: AuthToken, startVersion: Int, countedAt now: ContinuousClock.Instant
+    ) async -> StoreReading {
+        await takeStoreTurn()
+        defer { passStoreTurn() }
+        let store = authenticator.store
+        let stored = try? await Self.offNetworkThread { try await store.load() }
+        guard version == startVersion else { return .superseded }
+        guard let stored, !stored.isSameCredential(as: current),
+            !(lastStoreToken?.isSameCredential(as: stored) ?? false)
+        else { return .refresh(current) }
+        lastStoreToken = stored
+        guard !stored.isExpired(leeway: authenticator.expiryLeeway) else { return .refresh(stored) }
+        // No call to the server: not counted against the cap.
+        uncountRefresh(at: now)
+        finish(.success(stored))
+        logger.debug("using the newer token another session stored (version \(version))")
+        return .adopted(stored)
+    }
+
+    /// Saves a refreshed token and makes it the current one, unless a sign-in or sign-out came
+    /// first (it wrote the store, and decides the token: nothing is saved).
+    private func saveRefreshed(_ fresh: AuthToken, startVersion: Int, store: any TokenStore) async -> (AuthToken?, Int)
+    {
+        await takeStoreTurn()
+        defer { passStoreTurn() }
+        // While this step has the turn, nothing else changes the version: sign-ins and
+        // sign-outs wait for it, and this is the one refresh in flight.
+        guard version == startVersion else { return superseded() }
+        do {
+            try await Self.offNetworkThread { try await store.save(fresh) }
+            lastStoreToken = fresh
+        } catch {
+            // The refresh token is spent: the new token is the only one that works. Keep it
+            // for this session's requests rather than fail them; the store keeps the old.
+            logger.error("the refreshed token is in use but could not be saved: \(error)")
+        }
+        finish(.success(fresh))
+        logger.debug("token refreshed (version \(version))")
+        return (fresh, version)
     }
 
     /// Takes a refresh that never called the server off the cap's count.
@@ -292,20 +325,6 @@ actor AuthCoordinator {
         // (`inFlight` was let go by the sign-in or sign-out, and may be a newer refresh now.)
         logger.debug("token refresh overtaken by a sign-in or sign-out (version \(version))")
         return (token, version)
-    }
-
-    /// Writes the current token (or its absence) to the store again over `fresh`.
-    private func rewriteStore(replacing fresh: AuthToken, store: any TokenStore) async {
-        do {
-            if let token {
-                try await Self.offNetworkThread { try await store.save(token) }
-                lastStoreToken = token
-            } else {
-                _ = try await Self.offNetworkThread { try await store.clear(ifStill: fresh) }
-            }
-        } catch {
-            logger.error("the store may hold a refreshed token from before the last sign-in or sign-out: \(error)")
-        }
     }
 
     /// The error for a refresh that failed other than by a refused refresh token:
@@ -348,7 +367,9 @@ actor AuthCoordinator {
     private func refreshRejected(
         _ current: AuthToken, store: any TokenStore, startVersion: Int
     ) async throws -> (AuthToken?, Int) {
-        let stored = try? await store.load()
+        await takeStoreTurn()
+        defer { passStoreTurn() }
+        let stored = try? await Self.offNetworkThread { try await store.load() }
         guard version == startVersion else { return superseded() }
         if let stored, !stored.isSameCredential(as: current),
             !(lastStoreToken?.isSameCredential(as: stored) ?? false)
@@ -358,8 +379,7 @@ actor AuthCoordinator {
             logger.debug("refresh token rejected; using the token another process stored (version \(version))")
             return (stored, version)
         }
-        _ = try? await store.clear(ifStill: current)
-        guard version == startVersion else { return superseded() }
+        _ = try? await Self.offNetworkThread { try await store.clear(ifStill: current) }
         let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
         finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")
