@@ -26,8 +26,11 @@
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
 /// again first: a token another process saved meanwhile (it refreshed with the same refresh
 /// token) is used instead; otherwise the token is cleared, in the store only while it still
-/// holds the refused one. A sign-in or sign-out made while a refresh runs wins: the refresh's
-/// outcome is dropped, and the waiting requests take the signed-in token.
+/// holds the refused one. A sign-in or sign-out made while a refresh runs wins: one made while
+/// the refresh waits for the server drops the refresh's outcome (the waiting requests take the
+/// signed-in token), and one made while the refresh reads or writes the store waits for that
+/// step, then decides the token, in the store too. (Within one session: two sessions sharing a
+/// store, or two processes, are not ordered so.)
 public struct Authenticator: Sendable {
     /// Obtains a new token from the current one. `session` sends requests without this
     /// authenticator (the refresh call itself is never authenticated or refreshed).

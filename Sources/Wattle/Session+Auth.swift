@@ -2,6 +2,10 @@ extension Session {
     /// Stores a token for this session's API: it is saved to the authenticator's store and
     /// sent with every request to the base URL's origin from now on.
     ///
+    /// A token refresh that is reading or writing the store at that moment finishes that step
+    /// first (its requests may go with the refreshed token); the sign-in then decides the
+    /// token, in the store too. A refresh still waiting for the server drops its outcome.
+    ///
     /// ```swift
     /// let login = Request(
     ///     "auth/login", method: .post, body: .json(["username": user, "password": password]),
@@ -13,7 +17,8 @@ extension Session {
     ///
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
     ///   configured, the configuration has no ``Configuration/baseURL`` (the token would go
-    ///   to no request), or the store cannot save.
+    ///   to no request), or the store cannot save; ``WattleError/cancelled`` when the task is
+    ///   cancelled before the token is saved (nothing changes).
     public func signIn(with token: AuthToken) async throws(WattleError) {
         guard let auth else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
         try checkBaseURLForToken()
@@ -68,7 +73,13 @@ extension Session {
         return token
     }
 
-    /// Clears the stored token; requests go out without one.
+    /// Clears the stored token; requests go out without one. As with
+    /// ``signIn(with:)``, a refresh's store step under way finishes first, and the sign-out
+    /// then decides the token.
+    ///
+    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
+    ///   configured or the store cannot clear; ``WattleError/cancelled`` when the task is
+    ///   cancelled before the store is cleared (nothing changes).
     public func signOut() async throws(WattleError) {
         guard let auth else { throw .authenticationFailed(reason: "no authenticator is configured for this session") }
         try await auth.signOut()

@@ -4,6 +4,10 @@ import WattleKeychain
 ///
 /// ``KeychainTokenStore`` (the default for apps and the CLI) persists in a keychain;
 /// ``InMemoryTokenStore`` keeps it for the life of the process.
+///
+/// A session makes one store call at a time (its sign-ins, sign-outs and refreshes take
+/// turns), so a store's methods must not call back into a session using it: signing in or
+/// out, or sending a request that needs a refresh, would wait for the turn the call holds.
 public protocol TokenStore: Sendable {
     /// The stored token, or nil.
     func load() async throws -> AuthToken?

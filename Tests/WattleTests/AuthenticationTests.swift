@@ -291,7 +291,8 @@ struct AuthenticationTests {
         }
         // Its write waits for the refresh's save: had it gone first, the save would land over it
         // and the store would keep the refreshed token after the sign-out (or over the sign-in).
-        try await Task.sleep(for: .milliseconds(300))
+        let auth = try #require(session.auth)
+        while await auth.storeTurnWaiters == 0 { try await Task.sleep(for: .milliseconds(5)) }
         #expect(store.writes == 1)
         saveMayLand.open()
         try await decision.value
@@ -368,6 +369,43 @@ struct AuthenticationTests {
         #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         #expect(try await second.get("api/whoami").statusCode == 200)
         #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        try await fixture.server.stop()
+    }
+
+    @Test(
+        "a newer token in the store that has expired too becomes the session's: after its refresh fails, the next refresh uses it, never the spent one"
+    )
+    func expiredStoredTokenIsTakenUp() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.configure { $0.detectRefreshReuse = true }
+        let second = makeSession(fixture.server) {
+            $0.authenticator = Authenticator(
+                store: fixture.store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        // The second refreshes and stores a pair that expires within the leeway (5 s of 10).
+        fixture.server.api.configure { $0.accessTokenLifetime = .seconds(5) }
+        fixture.server.api.expireAccessTokens()
+        #expect(try await second.get("api/whoami").statusCode == 200)
+        let renewed = try #require(try await fixture.store.load())
+        // The first holds the spent pair. Its refresh finds the newer one, expired too, and
+        // refreshes it, but the server fails that refresh.
+        fixture.server.api.configure { $0.failRefreshWithServerError = true }
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            if case .authenticationFailed = $0 { return true }
+            return false
+        }
+        // The next refresh is of the stored pair, not of the spent one (whose reuse the server
+        // would punish by revoking both sessions' tokens).
+        fixture.server.api.configure {
+            $0.failRefreshWithServerError = false
+            $0.accessTokenLifetime = .seconds(300)
+        }
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
+        let refreshed = try #require(try await fixture.store.load())
+        #expect(refreshed.accessToken != renewed.accessToken)
+        #expect(try await second.get("api/whoami").statusCode == 200)
         try await fixture.server.stop()
     }
 

@@ -116,6 +116,8 @@ actor AuthCoordinator {
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
         await takeStoreTurn()
         defer { passStoreTurn() }
+        // Cancelled while it waited (for a refresh's store step): nothing is changed.
+        if Task.isCancelled { throw .cancelled }
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.save(newToken) }
@@ -136,6 +138,7 @@ actor AuthCoordinator {
     func signOut() async throws(WattleError) {
         await takeStoreTurn()
         defer { passStoreTurn() }
+        if Task.isCancelled { throw .cancelled }
         do {
             let store = authenticator.store
             try await Self.offNetworkThread { try await store.clear() }
@@ -155,6 +158,9 @@ actor AuthCoordinator {
     /// their store call and the state that call decides, so that the store ends holding what
     /// the state says: a refresh's save can no longer land after a sign-out's clear while the
     /// sign-out's state is set last. A refresh's call to the server is made without it.
+    ///
+    /// A store call made with the turn must not call back into this session (sign in or out, or
+    /// send a request that needs a refresh): it would wait for the turn it holds.
     private func takeStoreTurn() async {
         guard storeTurnTaken else {
             storeTurnTaken = true
@@ -162,6 +168,9 @@ actor AuthCoordinator {
         }
         await withCheckedContinuation { storeTurnQueue.append($0) }
     }
+
+    /// How many steps wait for the store's turn (for tests).
+    var storeTurnWaiters: Int { storeTurnQueue.count }
 
     /// Passes the store's turn to the next step waiting for it, if any.
     private func passStoreTurn() {
@@ -195,7 +204,7 @@ actor AuthCoordinator {
     /// Runs a token store call on Swift's global executor. Stores may block (the keychain store
     /// opens SQLite and fsyncs its writes), and inside `Session.withNetworkThreadExecutor` this
     /// actor's code would otherwise run on the network thread, stalling every transfer. (The
-    /// refresh below runs in an unstructured task, which has no executor preference.)
+    /// refresh's own task has no executor preference: for its store calls this is one hop more.)
     private static func offNetworkThread<Value: Sendable>(_ body: @Sendable () async throws -> Value) async throws
         -> Value
     {
@@ -279,12 +288,22 @@ actor AuthCoordinator {
         defer { passStoreTurn() }
         let store = authenticator.store
         let stored = try? await Self.offNetworkThread { try await store.load() }
-        guard version == startVersion else { return .superseded }
+        guard version == startVersion else {
+            uncountRefresh(at: now)
+            return .superseded
+        }
         guard let stored, !stored.isSameCredential(as: current),
             !(lastStoreToken?.isSameCredential(as: stored) ?? false)
         else { return .refresh(current) }
         lastStoreToken = stored
-        guard !stored.isExpired(leeway: authenticator.expiryLeeway) else { return .refresh(stored) }
+        guard !stored.isExpired(leeway: authenticator.expiryLeeway) else {
+            // Expired too: it is the token now (the one whose refresh token is not spent), for
+            // the refresh below and, should that fail, for the next one; a refused refresh
+            // clears it.
+            token = stored
+            obtainedAt = nil
+            return .refresh(stored)
+        }
         // No call to the server: not counted against the cap.
         uncountRefresh(at: now)
         finish(.success(stored))
@@ -299,7 +318,8 @@ actor AuthCoordinator {
         await takeStoreTurn()
         defer { passStoreTurn() }
         // While this step has the turn, nothing else changes the version: sign-ins and
-        // sign-outs wait for it, and this is the one refresh in flight.
+        // sign-outs wait for it, and a refresh of the current version is this one (older ones,
+        // overtaken by a sign-in, can only end as overtaken).
         guard version == startVersion else { return superseded() }
         do {
             try await Self.offNetworkThread { try await store.save(fresh) }
