@@ -8,9 +8,9 @@
 /// (`https://user:password@host/`, a request's URL, or `--proxy`'s with or without a scheme).
 /// Each is found as ArgumentParser reads it: `--name VALUE`, `--name=VALUE`, `-a VALUE`,
 /// `-a=VALUE`, and in a group of short flags, where each flag taking a value takes the next
-/// argument in turn (`-va VALUE`, `-oa FILE VALUE`). Nothing after `--` is an option. The access token `auth set-token` takes as an
-/// argument is not found (the command's other options decide which argument it is): `-` reads
-/// it from standard input instead.
+/// argument in turn (`-va VALUE`, `-oa FILE VALUE`). Nothing after `--` is an option. The
+/// access token `auth set-token` takes as an argument is not found (the command's other
+/// options decide which argument it is): `-` reads it from standard input instead.
 ///
 /// Until the CLI overwrites them, for the first milliseconds of the process, the secrets are
 /// readable; the environment (`WATTLE_PASSWORD`), the prompt and standard input never show them.
@@ -36,13 +36,13 @@ public enum SecretArguments {
         var spans: [Span] = []
         var index = 0
         var optionsEnded = false
+        let dash = UInt8(ascii: "-")
         /// Adds the secret of `value`, an option's value or an operand, a slice of argument `argument`.
         func add(_ kind: Kind, in value: ArraySlice<UInt8>, argument: Int) {
             if let secret = secret(in: value, kind: kind) { spans.append(Span(argument: argument, bytes: secret)) }
         }
         while index < arguments.count {
             let argument = arguments[index]
-            let dash = UInt8(ascii: "-")
             let equals = argument.firstIndex(of: UInt8(ascii: "="))
             if optionsEnded || argument.count < 2 || argument[0] != dash {
                 // An operand: a URL's user-info may hold a password.

@@ -234,12 +234,13 @@ public final class Session: Sendable {
             warnIfRelaxed(current)
             var response: Response
             var sent = current
+            // The total timeout covers the redirects and the willSend hook's time too: a hop
+            // after either gets what is left of it.
+            let sharesTotal = hops > 0 || origin != nil
             do throws(WattleError) {
                 if let origin { sent = try await withSendHeaders(current, origin: origin) }
                 if let stream = sent.responseStream { stream.setRedirectCount(hops) }
-                if hops > 0 || origin != nil, let total = prepared.timeouts.total {
-                    // The total timeout covers the redirects and the willSend hook's time too:
-                    // a hop gets what is left of it.
+                if sharesTotal, let total = prepared.timeouts.total {
                     let left = total - (ContinuousClock.now - start)
                     guard left > .zero else {
                         throw WattleError.timedOut(phase: .total, after: total, url: current.url)
@@ -249,9 +250,7 @@ public final class Session: Sendable {
                 response = try await transport.perform(sent)
             } catch {
                 var error = error
-                if hops > 0 || origin != nil, case .timedOut(.total, after: _, let url) = error,
-                    let total = prepared.timeouts.total
-                {
+                if sharesTotal, case .timedOut(.total, after: _, let url) = error, let total = prepared.timeouts.total {
                     error = .timedOut(phase: .total, after: total, url: url)  // the configured length
                 }
                 log(current, outcome: "failed: \(error)", start: start)
