@@ -7,12 +7,13 @@ import Synchronization
 /// | --- | --- |
 /// | `POST /api/login` `{"username","password"}` (JSON or a form) | `{"access_token","refresh_token","expires_in","token_type"}` |
 /// | `POST /api/refresh` `{"refresh_token"}` (JSON or a form) | a new token pair; the old refresh token stops working |
+/// | `POST /api/token` `grant_type=client_credentials` (a form or JSON), the client by HTTP Basic or `client_id` and `client_secret` fields | an access token for the client (no refresh token), as RFC 6749 section 4.4 answers |
 /// | `GET /api/users`, `/api/users/{id}` | users (Bearer token required) |
 /// | `GET /api/emojis` | a few emojis (Bearer) |
 /// | `GET /api/meta?since=DATE` | server facts and changes since a date (Bearer) |
 /// | `GET /api/slow?ms=N` | answers after N ms (Bearer) |
 /// | `GET /api/download/{bytes}` | that many bytes of ``Pattern`` (Bearer) |
-/// | `GET /api/whoami` | the user the token belongs to (Bearer) |
+/// | `GET /api/whoami` | the user the token belongs to (`client:{id}` for a client's token) and its `scope` if it has one (Bearer) |
 ///
 /// A missing, unknown or expired access token gets `401` with `WWW-Authenticate: Bearer`.
 public final class DemoAPI: Sendable {
@@ -20,7 +21,8 @@ public final class DemoAPI: Sendable {
     public struct Settings: Sendable {
         /// How long an access token lives.
         public var accessTokenLifetime: Duration = .seconds(300)
-        /// How long `/api/refresh` takes to answer (to let concurrent requests pile up).
+        /// How long `/api/refresh` and `/api/token` take to answer (to let concurrent requests
+        /// pile up).
         public var refreshDelay: Duration = .zero
         /// When true, `/api/refresh` answers 401 `invalid_grant`.
         public var rejectRefresh = false
@@ -43,11 +45,16 @@ public final class DemoAPI: Sendable {
         public var username = "demo"
         /// The accepted password.
         public var password = "wattle"
+        /// The client identifier `/api/token` accepts.
+        public var clientID = "demo-client"
+        /// The client secret `/api/token` accepts.
+        public var clientSecret = "demo-client-secret"
     }
 
     private struct Token {
         var user: String
         var expires: ContinuousClock.Instant
+        var scope: String?
     }
 
     private struct State {
@@ -102,6 +109,8 @@ public final class DemoAPI: Sendable {
                     415, ["error": "invalid_request", "message": "the body must be application/x-www-form-urlencoded"])
             }
             return parts.last == "login" ? login(request) : refresh(request)
+        case ("POST", ["token"]):
+            return clientToken(request)
         default:
             break
         }
@@ -115,7 +124,8 @@ public final class DemoAPI: Sendable {
         }
         switch (request.method, Array(parts)) {
         case ("GET", ["whoami"]):
-            return TestRoutes.json(200, ["user": user])
+            guard let scope = bearerToken(request)?.scope else { return TestRoutes.json(200, ["user": user]) }
+            return TestRoutes.json(200, ["user": user, "scope": scope])
         case ("GET", ["users"]):
             return jsonArray(Self.users)
         case ("GET", let path) where path.count == 2 && path[0] == "users":
@@ -141,11 +151,15 @@ public final class DemoAPI: Sendable {
     }
 
     private func authenticatedUser(_ request: RouteRequest) -> String? {
+        bearerToken(request)?.user
+    }
+
+    private func bearerToken(_ request: RouteRequest) -> Token? {
         guard let header = request.header("Authorization"), header.hasPrefix("Bearer ") else { return nil }
         let token = String(header.dropFirst("Bearer ".count))
         return state.withLock { state in
             guard let entry = state.accessTokens[token], entry.expires > .now else { return nil }
-            return entry.user
+            return entry
         }
     }
 
@@ -198,8 +212,66 @@ public final class DemoAPI: Sendable {
             let pair = issue(for: user, in: &state)
             return (tokenResponse(pair, settings: state.settings), delay)
         }
+        return Self.answer(outcome, after: delay)
+    }
+
+    /// `POST /api/token`: the client-credentials grant (RFC 6749 section 4.4), with the client
+    /// authenticated by HTTP Basic (identifier and secret form-decoded, section 2.3.1) or by
+    /// body fields, never both.
+    private func clientToken(_ request: RouteRequest) -> RouteOutcome {
+        let fields = body(request)
+        var client: (id: String, secret: String)?
+        let basic = request.header("Authorization").flatMap(Self.basicCredentials)
+        if let basic { client = basic }
+        if let id = fields["client_id"] as? String {
+            guard basic == nil else {
+                return TestRoutes.json(
+                    400, ["error": "invalid_request", "message": "more than one way of client authentication"])
+            }
+            client = (id, fields["client_secret"] as? String ?? "")
+        }
+        guard fields["grant_type"] as? String == "client_credentials" else {
+            return TestRoutes.json(400, ["error": "unsupported_grant_type", "message": "only client_credentials"])
+        }
+        let scope = fields["scope"] as? String
+        let (outcome, delay) = state.withLock { state -> (RouteOutcome, Duration) in
+            let delay = state.settings.refreshDelay
+            guard let client, client.id == state.settings.clientID, client.secret == state.settings.clientSecret else {
+                let refusal = RouteOutcome.respond(
+                    status: 401,
+                    headers: [("Content-Type", "application/json"), ("WWW-Authenticate", #"Basic realm="demo""#)],
+                    body: Array(#"{"error":"invalid_client","message":"unknown client or wrong secret"}"#.utf8))
+                return (refusal, delay)
+            }
+            let access = "at_" + Self.randomToken()
+            state.accessTokens[access] = Token(
+                user: "client:\(client.id)", expires: .now + state.settings.accessTokenLifetime, scope: scope)
+            var answer: [String: any Sendable] = [
+                "access_token": access, "token_type": "Bearer",
+                "expires_in": Int(state.settings.accessTokenLifetime.components.seconds),
+            ]
+            if let scope { answer["scope"] = scope }
+            return (TestRoutes.json(200, answer), delay)
+        }
+        return Self.answer(outcome, after: delay)
+    }
+
+    /// `outcome`, answered after `delay`.
+    private static func answer(_ outcome: RouteOutcome, after delay: Duration) -> RouteOutcome {
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
         return milliseconds > 0 ? .delayed(milliseconds: milliseconds, outcome) : outcome
+    }
+
+    /// The identifier and secret of an `Authorization: Basic` header, each form-decoded.
+    private static func basicCredentials(_ header: String) -> (id: String, secret: String)? {
+        guard header.lowercased().hasPrefix("basic "),
+            let data = Data(base64Encoded: String(header.dropFirst("basic ".count))),
+            let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
+        else { return nil }
+        let decode = { (part: Substring) in
+            part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
+        }
+        return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
     }
 
     private func tokenResponse(_ pair: (access: String, refresh: String), settings: Settings) -> RouteOutcome {

@@ -31,16 +31,46 @@
 /// signed-in token), and one made while the refresh reads or writes the store waits for that
 /// step, then decides the token, in the store too. (Within one session: two sessions sharing a
 /// store, or two processes, are not ordered so.)
+///
+/// For an API whose clients get their own tokens (the OAuth 2 client-credentials grant),
+/// ``obtain`` takes the place of a sign-in: a request made with no token gets one first, and a
+/// token without a refresh token is replaced by a new one where a refresh would happen:
+///
+/// ```swift
+/// $0.authenticator = Authenticator(
+///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!),
+///     obtain: Authenticator.postClientCredentials(
+///         to: "oauth/token", clientID: clientID, clientSecret: clientSecret, scope: "reports:read"))
+/// let reports = try await session.get("reports")   // a token is obtained, stored and sent
+/// ```
 public struct Authenticator: Sendable {
     /// Obtains a new token from the current one. `session` sends requests without this
     /// authenticator (the refresh call itself is never authenticated or refreshed).
     public typealias Refresh = @Sendable (_ current: AuthToken, _ session: Session) async throws -> AuthToken
+
+    /// Obtains a token with none to start from, for an API whose clients get their own (the
+    /// OAuth 2 client-credentials grant, an API key exchanged for a token). `session` sends
+    /// requests without this authenticator.
+    public typealias Obtain = @Sendable (_ session: Session) async throws -> AuthToken
 
     /// Where the token is kept.
     public var store: any TokenStore
     /// How to refresh, or nil when the API has no refresh: a 401 then fails at once, as
     /// ``WattleError/httpStatus(_:)`` with the server's response.
     public var refresh: Refresh?
+    /// How to obtain a token without a sign-in, or nil (the default) when a person signs in.
+    ///
+    /// When set, a request to the API made with no token (none stored, or after a sign-out or
+    /// a refused refresh token) obtains one first, and a token without a refresh token (or any
+    /// token, when ``refresh`` is nil) is replaced by a newly obtained one when it has expired
+    /// (``expiryLeeway``) or the server refuses it. This works as a refresh does: single-flight
+    /// for concurrent requests, the new token saved to the store before they go on, a newer
+    /// token another process stored taken up instead, and counted against
+    /// ``maximumRefreshesPerWindow``. A token with a refresh token is refreshed with
+    /// ``refresh`` when that is set. A failure to obtain one (the server refusing the client's
+    /// credentials, say) fails the waiting requests with
+    /// ``WattleError/authenticationFailed(reason:)`` and clears nothing.
+    public var obtain: Obtain?
     /// Whether a response means the token was not accepted. Default: status 401. Asked only
     /// of a response that saw the token: from the API's origin, after no redirect that went
     /// to another origin on the way (the token was dropped there).
@@ -80,9 +110,10 @@ public struct Authenticator: Sendable {
     }
 
     /// Creates an authenticator.
-    public init(store: any TokenStore, refresh: Refresh? = nil) {
+    public init(store: any TokenStore, refresh: Refresh? = nil, obtain: Obtain? = nil) {
         self.store = store
         self.refresh = refresh
+        self.obtain = obtain
     }
 
     /// A refresh that POSTs `{"grant_type": "refresh_token", "refresh_token": "…"}` (JSON, or a

@@ -193,8 +193,8 @@ public final class Session: Sendable {
             // (A 401 from another origin, or from the API after a redirect went elsewhere and
             // back, did not see the token: not its refusal.)
             let retryToken: AuthToken
-            if authenticator.refresh == nil || token.isBasic {
-                // No way to refresh (none configured, or Basic credentials, which a refresh
+            if (authenticator.refresh == nil && authenticator.obtain == nil) || token.isBasic {
+                // No way to renew (none configured, or Basic credentials, which a refresh
                 // cannot renew): a request sent with an older token than the current one
                 // retries with it; otherwise the server's answer is the error, body and all (a
                 // CLI exits 4 for it, as for any 4xx).

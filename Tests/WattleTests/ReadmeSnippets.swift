@@ -173,6 +173,20 @@ func signedIn(username: String, password: String) async throws {
 
 import Wattle
 
+func serviceSession(clientID: String, clientSecret: String) -> Session {
+    let api = URL(string: "https://api.example.com/v1/")!
+    return Session(configuration: Configuration {
+        $0.baseURL = api
+        $0.authenticator = Authenticator(
+            store: KeychainTokenStore(origin: api),
+            obtain: Authenticator.postClientCredentials(
+                to: "https://auth.example.com/oauth/token", clientID: clientID, clientSecret: clientSecret,
+                scope: "reports:read"))
+    })
+}
+
+import Wattle
+
 func basicSession(apiKey: String) throws -> Session {
     let credentials = try AuthToken.basic(username: apiKey, password: "")
     return Session(configuration: Configuration {

@@ -52,18 +52,57 @@ actor AuthCoordinator {
         failedVersion < version ? token : nil
     }
 
-    /// The token to send and its version, refreshing first when it has expired.
+    /// The token to send and its version, refreshing first when it has expired, and obtaining
+    /// one first when there is none and the authenticator can (``Authenticator/obtain``).
     func current() async throws(WattleError) -> (token: AuthToken, version: Int)? {
         try await loadIfNeeded()
-        guard let token else { return nil }
-        if token.isExpired(leeway: effectiveLeeway(for: token)), token.refreshToken != nil, authenticator.refresh != nil
-        {
-            logger.debug("access token expired or about to; refreshing before sending")
-            let (fresh, freshVersion) = try await refresh(after: version)
-            guard let fresh else { return nil }
-            return (fresh, freshVersion)
+        guard let token else {
+            guard authenticator.obtain != nil else { return nil }
+            logger.debug("no token; obtaining one before sending")
+            return try await renewed()
+        }
+        if token.isExpired(leeway: effectiveLeeway(for: token)), renewsBeforeExpiry(token) {
+            logger.debug("access token expired or about to; renewing before sending")
+            return try await renewed()
         }
         return (token, version)
+    }
+
+    /// The outcome of the renewal of the current version (started if none is running).
+    private func renewed() async throws(WattleError) -> (token: AuthToken, version: Int)? {
+        let (fresh, freshVersion) = try await refresh(after: version)
+        guard let fresh else { return nil }
+        return (fresh, freshVersion)
+    }
+
+    /// How a token is renewed.
+    private enum Renewal {
+        /// With ``Authenticator/refresh``, from this token.
+        case refresh(AuthToken, Authenticator.Refresh)
+        /// With ``Authenticator/obtain``, from nothing.
+        case obtain(Authenticator.Obtain)
+    }
+
+    /// How `token` (nil: no token) is renewed, or nil when it cannot be. A token with a refresh
+    /// token is refreshed when a refresh is configured; otherwise a token is obtained when that
+    /// is configured; otherwise a configured refresh is given the token as it is (a custom
+    /// refresh may not need a refresh token).
+    private func renewal(for token: AuthToken?) -> Renewal? {
+        if let token, let refresh = authenticator.refresh, token.refreshToken != nil || authenticator.obtain == nil {
+            return .refresh(token, refresh)
+        }
+        return authenticator.obtain.map(Renewal.obtain)
+    }
+
+    /// Whether an expiring token is renewed before it is sent: when it is obtained afresh or
+    /// has a refresh token. (A refresh given a token without a refresh token runs only when the
+    /// server refuses the token: until then the token may still work.)
+    private func renewsBeforeExpiry(_ token: AuthToken) -> Bool {
+        switch renewal(for: token) {
+        case .refresh(let token, _): token.refreshToken != nil
+        case .obtain: true
+        case nil: false
+        }
     }
 
     /// A token newer than the one of `failedVersion`: the current one if it is already newer,
@@ -212,20 +251,22 @@ actor AuthCoordinator {
     }
 
     private func startRefresh() throws(WattleError) -> Task<(AuthToken?, Int), any Error> {
-        guard let current = token else {
-            throw .authenticationFailed(
-                reason: "not signed in: the server refused the request and there is no token to refresh")
-        }
-        guard let refresh = authenticator.refresh else {
+        let current = token
+        guard let initial = renewal(for: current) else {
+            guard current != nil else {
+                throw .authenticationFailed(
+                    reason: "not signed in: the server refused the request and there is no token to refresh")
+            }
             throw .authenticationFailed(
                 reason: "the server refused the token and no refresh is configured; sign in again")
         }
         let now = ContinuousClock.now
         refreshTimes.removeAll { now - $0 > authenticator.refreshWindow }
         guard refreshTimes.count < authenticator.maximumRefreshesPerWindow else {
+            let what = if case .obtain = initial { "obtain a token" } else { "refresh the token" }
             throw .authenticationFailed(
                 reason:
-                    "refused to refresh the token more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))"
+                    "refused to \(what) more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))"
             )
         }
         refreshTimes.append(now)
@@ -235,20 +276,32 @@ actor AuthCoordinator {
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
-            let base: AuthToken
+            let renewal: Renewal
             switch await self.readStore(before: current, startVersion: startVersion, countedAt: now) {
             case .superseded: return self.superseded()
             case .adopted(let stored): return (stored, self.version)
-            case .refresh(let token): base = token
+            case .renew(let token):
+                // A token the store gave may be renewed another way than the one it replaces.
+                // (Always some way: a refresh or an obtain is configured, and either takes a token.)
+                renewal = self.renewal(for: token) ?? initial
             }
             let fresh: AuthToken
             do {
-                fresh = try await refresh(base, session)
+                switch renewal {
+                case .refresh(let base, let refresh): fresh = try await refresh(base, session)
+                case .obtain(let obtain): fresh = try await obtain(session)
+                }
             } catch {
                 // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
                 guard self.version == startVersion else { return self.superseded() }
-                guard rejected(error) else {
-                    let failure = Self.refreshFailure(error)
+                guard case .refresh(let base, _) = renewal, rejected(error) else {
+                    // (A refused obtain refuses the client, not a token: nothing is cleared.)
+                    let failure: WattleError
+                    if case .obtain = renewal {
+                        failure = Self.refreshFailure(error, what: "obtaining a token")
+                    } else {
+                        failure = Self.refreshFailure(error)
+                    }
                     if Self.neverReachedServer(error) {
                         // The window stops a refresh loop with a server that answers; during an
                         // outage it would lock refreshes out for its length once the network is back.
@@ -272,8 +325,9 @@ actor AuthCoordinator {
         case superseded
         /// Another process or session saved a newer token, unexpired: it is the current one now.
         case adopted(AuthToken)
-        /// Refresh this token: `current`, or a newer one from the store that has expired too.
-        case refresh(AuthToken)
+        /// Renew this token: `current`, or a newer one from the store that has expired too (nil:
+        /// there is none, one is obtained).
+        case renew(AuthToken?)
     }
 
     /// Reads the store before a refresh calls the server. Another process or session sharing
@@ -282,7 +336,7 @@ actor AuthCoordinator {
     /// tokens refuses a second use, and one that detects reuse (RFC 9700) revokes the new token
     /// too: both would be signed out.
     private func readStore(
-        before current: AuthToken, startVersion: Int, countedAt now: ContinuousClock.Instant
+        before current: AuthToken?, startVersion: Int, countedAt now: ContinuousClock.Instant
     ) async -> StoreReading {
         await takeStoreTurn()
         defer { passStoreTurn() }
@@ -292,9 +346,9 @@ actor AuthCoordinator {
             uncountRefresh(at: now)
             return .superseded
         }
-        guard let stored, !stored.isSameCredential(as: current),
+        guard let stored, !(current.map(stored.isSameCredential) ?? false),
             !(lastStoreToken?.isSameCredential(as: stored) ?? false)
-        else { return .refresh(current) }
+        else { return .renew(current) }
         lastStoreToken = stored
         guard !stored.isExpired(leeway: authenticator.expiryLeeway) else {
             // Expired too: it is the token now (the one whose refresh token is not spent), for
@@ -302,7 +356,7 @@ actor AuthCoordinator {
             // clears it.
             token = stored
             obtainedAt = nil
-            return .refresh(stored)
+            return .renew(stored)
         }
         // No call to the server: not counted against the cap.
         uncountRefresh(at: now)
@@ -350,7 +404,7 @@ actor AuthCoordinator {
     /// The error for a refresh that failed other than by a refused refresh token:
     /// ``WattleError/authenticationFailed(reason:)``, whose reason carries the cause (the
     /// network error's own description, or the status the refresh call got).
-    static func refreshFailure(_ error: any Error) -> WattleError {
+    static func refreshFailure(_ error: any Error, what: String = "the token refresh") -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
         // An OAuth error code names the cause (a refused client secret is `invalid_client`);
         // it is a fixed word, never a secret.
@@ -358,9 +412,9 @@ actor AuthCoordinator {
             let code = Authenticator.oauthErrorCode(of: response),
             code.utf8.count <= 64, code.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) })
         {
-            return .authenticationFailed(reason: "the token refresh failed: \(error) (OAuth error \(code))")
+            return .authenticationFailed(reason: "\(what) failed: \(error) (OAuth error \(code))")
         }
-        return .authenticationFailed(reason: "the token refresh failed: \(error)")
+        return .authenticationFailed(reason: "\(what) failed: \(error)")
     }
 
     /// Whether a refresh failed before its request could reach the server: no address, no
