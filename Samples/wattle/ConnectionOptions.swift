@@ -56,12 +56,25 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("refresh-path"), help: "Endpoint that refreshes the token (or WATTLE_REFRESH_PATH).")
     var refreshPath: String?
 
+    @Option(
+        name: .customLong("token-path"),
+        help:
+            "Endpoint that issues tokens to this client (OAuth 2 client credentials), or WATTLE_TOKEN_PATH: a token is obtained when none is kept or it expires. The client is --client-id (or WATTLE_CLIENT_ID), its secret WATTLE_CLIENT_SECRET."
+    )
+    var tokenPath: String?
+
+    @Option(name: .customLong("client-id"), help: "The client's identifier for --token-path (or WATTLE_CLIENT_ID).")
+    var clientID: String?
+
+    @Option(help: "The scopes to ask --token-path for, space-separated.")
+    var scope: String?
+
     /// The options as plain values, which the commands work from.
     var settings: ConnectionSettings {
         ConnectionSettings(
             baseURL: baseURL, timeout: timeout, stallTimeout: stallTimeout, allowSelfSigned: allowSelfSigned, pin: pin,
             proxy: proxy,
-            keychain: keychain, profile: profile, refreshPath: refreshPath, cert: cert, certKey: certKey,
-            certName: certName)
+            keychain: keychain, profile: profile, refreshPath: refreshPath, tokenPath: tokenPath, clientID: clientID,
+            scope: scope, cert: cert, certKey: certKey, certName: certName)
     }
 }

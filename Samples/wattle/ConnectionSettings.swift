@@ -33,6 +33,12 @@ struct ConnectionSettings: Equatable, Sendable {
     var profile: String = "default"
     /// `--refresh-path`.
     var refreshPath: String?
+    /// `--token-path`.
+    var tokenPath: String?
+    /// `--client-id`.
+    var clientID: String?
+    /// `--scope`.
+    var scope: String?
     /// `--cert`.
     var cert: String?
     /// `--cert-key`.
@@ -126,14 +132,33 @@ struct ConnectionSettings: Equatable, Sendable {
             }
             configuration.timeouts.stall = stallTimeout == 0 ? nil : Self.duration(seconds: stallTimeout)
         }
-        if let origin, createKeychain || keychainFileExists {
+        // A client that obtains its own tokens keeps them, in a keychain made for them if need be.
+        let obtain = try clientCredentials()
+        if let origin, createKeychain || obtain != nil || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
             let refresh = refreshPath ?? Environment["WATTLE_REFRESH_PATH"]
             configuration.authenticator = Authenticator(
-                store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) })
+                store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) }, obtain: obtain)
         }
         if configuration.baseURL == nil { configuration.baseURL = origin }
         return configuration
+    }
+
+    /// The client-credentials grant of `--token-path` (or `WATTLE_TOKEN_PATH`), or nil without
+    /// one. The secret is read from `WATTLE_CLIENT_SECRET` only: an option would show it in the
+    /// process list and the shell's history.
+    func clientCredentials() throws -> Authenticator.Obtain? {
+        guard let path = tokenPath ?? Environment["WATTLE_TOKEN_PATH"] else {
+            if clientID != nil || scope != nil { throw CLIError.usage("--client-id and --scope go with --token-path") }
+            return nil
+        }
+        guard let id = clientID ?? Environment["WATTLE_CLIENT_ID"], !id.isEmpty else {
+            throw CLIError.usage("--token-path needs the client's identifier: --client-id or WATTLE_CLIENT_ID")
+        }
+        guard let secret = Environment["WATTLE_CLIENT_SECRET"], !secret.isEmpty else {
+            throw CLIError.usage("--token-path needs the client's secret in WATTLE_CLIENT_SECRET")
+        }
+        return Authenticator.postClientCredentials(to: path, clientID: id, clientSecret: secret, scope: scope)
     }
 
     /// The keychain item of `--session NAME`'s cookie jar for an origin (httpie keeps a

@@ -65,7 +65,8 @@ enum CLI {
         var env = ProcessInfo.processInfo.environment
         for key in [
             "http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "WATTLE_BASE_URL",
-            "WATTLE_PASSWORD", "WATTLE_REFRESH_PATH", "WATTLE_CERT_PASSWORD",
+            "WATTLE_PASSWORD", "WATTLE_REFRESH_PATH", "WATTLE_CERT_PASSWORD", "WATTLE_TOKEN_PATH", "WATTLE_CLIENT_ID",
+            "WATTLE_CLIENT_SECRET",
         ] {
             env[key] = nil
         }
@@ -484,6 +485,54 @@ struct CLITests {
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(shown.text.contains("origin:  \(api.baseURL.absoluteString)"), "\(shown.text)")
         try await login.stop()
+    }
+
+    @Test(
+        "--token-path obtains a token with the client's credentials (secret from WATTLE_CLIENT_SECRET), keeps it for the next process; a wrong secret is one clear line"
+    )
+    func clientCredentials() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain").path
+        let common = ["--keychain", keychain, "--base-url", server.baseURL.absoluteString]
+        let client = ["--token-path", "api/token", "--client-id", "demo-client"]
+        let secret = ["WATTLE_CLIENT_SECRET": "demo-client-secret"]
+        let before = server.stats.hits("/api/token")
+
+        // No keychain yet: one is made for the token.
+        let first = try await CLI.run(["api/whoami", "--scope", "reports:read"] + client + common, environment: secret)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.text.contains("client:demo-client") && first.text.contains("reports:read"), "\(first.text)")
+        #expect(server.stats.hits("/api/token") == before + 1)
+        // The next process sends the kept token, with or without the options.
+        let second = try await CLI.run(["api/whoami"] + client + common, environment: secret)
+        #expect(second.status == 0, "\(second.stderr)")
+        let third = try await CLI.run(["api/whoami"] + common)
+        #expect(third.status == 0, "\(third.stderr)")
+        #expect(third.text.contains("client:demo-client"))
+        #expect(server.stats.hits("/api/token") == before + 1)
+        let store = KeychainTokenStore(
+            origin: server.baseURL,
+            store: try KeychainStore(
+                fileURL: URL(fileURLWithPath: keychain), credential: .keyFile(URL(fileURLWithPath: keychain + ".key"))))
+        let kept = try #require(try await store.load())
+        #expect(kept.refreshToken == nil)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: keychain))
+        #expect(bytes.range(of: Data(kept.accessToken.utf8)) == nil)
+
+        // Without the secret: a usage error, nothing sent.
+        let noSecret = try await CLI.run(["api/whoami"] + client + common)
+        #expect(noSecret.status == 1)
+        #expect(noSecret.stderr.contains("WATTLE_CLIENT_SECRET"), "\(noSecret.stderr)")
+        // A wrong secret, with no token kept: one line naming the OAuth error, never the secret.
+        let wrong = try await CLI.run(
+            ["api/whoami", "--profile", "other"] + client + common,
+            environment: ["WATTLE_CLIENT_SECRET": "wrong-secret-0123456789"])
+        #expect(wrong.status == 1)
+        #expect(wrong.stderr.contains("invalid_client"), "\(wrong.stderr)")
+        #expect(!wrong.stderr.contains("wrong-secret-0123456789") && !wrong.text.contains("wrong-secret-0123456789"))
+        #expect(server.stats.hits("/api/token") == before + 2)
     }
 
     @Test("auth login, show, a later process using the kept token, refresh, logout; no plaintext token on disk")
