@@ -57,8 +57,19 @@ public final class DemoAPI: Sendable {
         var scope: String?
     }
 
+    /// What a `/api/token` request carried, for tests to check what a client sent.
+    public struct TokenRequest: Sendable, Equatable {
+        /// How the client authenticated: `basic`, `body`, or `none`.
+        public var clientAuthentication: String
+        /// The request's `Content-Type`, if any.
+        public var contentType: String?
+        /// The body's fields, each value as text.
+        public var fields: [String: String]
+    }
+
     private struct State {
         var settings = Settings()
+        var lastTokenRequest: TokenRequest?
         var accessTokens: [String: Token] = [:]
         var refreshTokens: [String: String] = [:]  // refresh token -> user
         var spentRefreshTokens: [String: String] = [:]  // used refresh token -> user
@@ -68,6 +79,9 @@ public final class DemoAPI: Sendable {
 
     /// Creates the API with default settings.
     public init() {}
+
+    /// The last `/api/token` request, if any.
+    public var lastTokenRequest: TokenRequest? { state.withLock { $0.lastTokenRequest } }
 
     /// Reads or changes the settings.
     public func configure(_ change: (inout Settings) -> Void) { state.withLock { change(&$0.settings) } }
@@ -234,7 +248,11 @@ public final class DemoAPI: Sendable {
             return TestRoutes.json(400, ["error": "unsupported_grant_type", "message": "only client_credentials"])
         }
         let scope = fields["scope"] as? String
+        let seen = TokenRequest(
+            clientAuthentication: basic != nil ? "basic" : client != nil ? "body" : "none",
+            contentType: request.header("Content-Type"), fields: fields.mapValues { $0 as? String ?? "\($0)" })
         let (outcome, delay) = state.withLock { state -> (RouteOutcome, Duration) in
+            state.lastTokenRequest = seen
             let delay = state.settings.refreshDelay
             guard let client, client.id == state.settings.clientID, client.secret == state.settings.clientSecret else {
                 let refusal = RouteOutcome.respond(

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 extension Authenticator {
     /// How a client presents its identifier and secret to a token endpoint (RFC 6749
     /// section 2.3.1).
@@ -17,23 +23,41 @@ extension Authenticator {
     ///
     /// ```swift
     /// $0.authenticator = Authenticator(
-    ///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!),
+    ///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!, profile: "reports-service"),
     ///     obtain: Authenticator.postClientCredentials(
     ///         to: "oauth/token", clientID: clientID, clientSecret: clientSecret,
     ///         additionalParameters: ["audience": "https://api.example.com/"]))
     /// ```
     ///
     /// The endpoint resolves against the base URL like any request; an absolute URL names
-    /// another host (the authorization server). The secret is kept in the closure only, never in
-    /// a description or a log line.
+    /// another host (the authorization server). It must be `https`, or `http` to a loopback
+    /// host (`localhost`, `127.x.x.x`, `::1`), as RFC 6749 requires TLS for a client's secret.
+    /// The secret is kept in the closure only, never in a description or a log line (a
+    /// ``Configuration/willSend`` hook of the session does see the token call's headers and
+    /// body).
+    ///
+    /// The token is kept in the authenticator's store under its origin and profile, whatever
+    /// the client or scope that obtained it: give each client and scope a profile of its own
+    /// (`KeychainTokenStore(origin:profile:)`), apart from a person's sign-in, so that a token
+    /// obtained for one is never sent for another.
+    ///
+    /// A mistake in the arguments fails each request that needs a token with
+    /// ``WattleError/authenticationFailed(reason:)``, whose reason says what is wrong, and
+    /// sends nothing: `encoding: .query` (a secret in a URL ends up in access logs), an
+    /// `http` endpoint that is not loopback, or `additionalParameters` naming a field this
+    /// call sets itself.
     ///
     /// - Parameters:
     ///   - scope: the scopes asked for, space-separated, or nil for the server's default.
-    ///   - clientAuthentication: where the identifier and secret go. Default ``ClientAuthentication/basic``.
+    ///   - clientAuthentication: where the identifier and secret go. Default
+    ///     ``ClientAuthentication/basic``. The identifier and secret are percent-encoded inside
+    ///     the Basic credentials, as RFC 6749 section 2.3.1 asks; a server that does not decode
+    ///     them refuses a secret with characters outside `A-Z a-z 0-9 - . _ ~`: use
+    ///     ``ClientAuthentication/body`` with such a server.
     ///   - encoding: `.form` (the default, as RFC 6749 asks) or `.json`, which some servers
-    ///     take; `.query` fails with ``WattleError/invalidRequest(reason:)`` unsent (a secret in a
-    ///     URL ends up in access logs).
-    ///   - additionalParameters: more fields for the body, such as `audience` or `resource`.
+    ///     take.
+    ///   - additionalParameters: more fields for the body, such as `audience` or `resource`;
+    ///     not `grant_type`, `scope`, `client_id` or `client_secret`.
     public static func postClientCredentials(
         to endpoint: String, clientID: String, clientSecret: String, scope: String? = nil,
         clientAuthentication: ClientAuthentication = .basic, encoding: ParameterEncoding = .form,
@@ -43,6 +67,17 @@ extension Authenticator {
             guard encoding != .query else {
                 throw WattleError.invalidRequest(
                     reason: "client credentials go in the body (.form or .json), never in the URL, where logs keep them"
+                )
+            }
+            if let reserved = additionalParameters.items.first(where: { reservedFields.contains($0.name) }) {
+                throw WattleError.invalidRequest(
+                    reason: "additionalParameters cannot set \"\(reserved.name)\": the client-credentials call sets it")
+            }
+            let url = try Request(endpoint).url(relativeTo: session.configuration.baseURL)
+            guard url.scheme?.lowercased() == "https" || isLoopback(url.host ?? "") else {
+                throw WattleError.invalidRequest(
+                    reason:
+                        "the token endpoint \(Redaction.url(url.absoluteString)) is not https: a client secret goes over TLS only (RFC 6749 section 2.3.1)"
                 )
             }
             var parameters: Parameters = ["grant_type": "client_credentials"]
@@ -64,5 +99,21 @@ extension Authenticator {
             request.authentication = .none
             return try AuthToken(oauthResponse: try await session.send(request))
         }
+    }
+
+    /// The fields ``postClientCredentials(to:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``
+    /// sets itself.
+    private static let reservedFields: Set<String> = ["grant_type", "scope", "client_id", "client_secret"]
+
+    /// Whether `host` is this machine: `localhost`, an IPv4 address in 127.0.0.0/8, or `::1`.
+    static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127"
+            && parts.allSatisfy { part in
+                (1...3).contains(part.utf8.count) && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                    && Int(part)! <= 255
+            }
     }
 }

@@ -38,7 +38,7 @@
 ///
 /// ```swift
 /// $0.authenticator = Authenticator(
-///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!),
+///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!, profile: "reports-service"),
 ///     obtain: Authenticator.postClientCredentials(
 ///         to: "oauth/token", clientID: clientID, clientSecret: clientSecret, scope: "reports:read"))
 /// let reports = try await session.get("reports")   // a token is obtained, stored and sent
@@ -50,20 +50,23 @@ public struct Authenticator: Sendable {
 
     /// Obtains a token with none to start from, for an API whose clients get their own (the
     /// OAuth 2 client-credentials grant, an API key exchanged for a token). `session` sends
-    /// requests without this authenticator.
+    /// requests without this authenticator: send the token call with it, not with the session
+    /// this authenticator belongs to, whose requests would wait for this very call.
     public typealias Obtain = @Sendable (_ session: Session) async throws -> AuthToken
 
     /// Where the token is kept.
     public var store: any TokenStore
     /// How to refresh, or nil when the API has no refresh: a 401 then fails at once, as
-    /// ``WattleError/httpStatus(_:)`` with the server's response.
+    /// ``WattleError/httpStatus(_:)`` with the server's response (unless ``obtain`` is set,
+    /// which then gets a new token).
     public var refresh: Refresh?
     /// How to obtain a token without a sign-in, or nil (the default) when a person signs in.
     ///
     /// When set, a request to the API made with no token (none stored, or after a sign-out or
     /// a refused refresh token) obtains one first, and a token without a refresh token (or any
-    /// token, when ``refresh`` is nil) is replaced by a newly obtained one when it has expired
-    /// (``expiryLeeway``) or the server refuses it. This works as a refresh does: single-flight
+    /// token, when ``refresh`` is nil) is replaced by a newly obtained one when it is about to
+    /// expire (``expiryLeeway``) or the server refuses it. A request waiting for it fails with
+    /// ``WattleError/authenticationFailed(reason:)`` if a sign-out comes first. This works as a refresh does: single-flight
     /// for concurrent requests, the new token saved to the store before they go on, a newer
     /// token another process stored taken up instead, and counted against
     /// ``maximumRefreshesPerWindow``. A token with a refresh token is refreshed with
@@ -88,7 +91,9 @@ public struct Authenticator: Sendable {
         else { return false }
         return !Self.clientErrorCodes.contains(Self.oauthErrorCode(of: response) ?? "")
     }
-    /// A token that expires within this margin is refreshed before it is sent. Default 10 s.
+    /// A token that expires within this margin is refreshed (or obtained again) before it is
+    /// sent; for a token obtained or refreshed by this session, at most half its lifetime.
+    /// Default 10 s.
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes per ``refreshWindow``; more fail with
     /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh

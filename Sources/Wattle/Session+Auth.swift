@@ -73,9 +73,10 @@ extension Session {
         return token
     }
 
-    /// Clears the stored token; requests go out without one. As with
-    /// ``signIn(with:)``, a refresh's store step under way finishes first, and the sign-out
-    /// then decides the token.
+    /// Clears the stored token; requests go out without one. (With
+    /// ``Authenticator/obtain``, the next request obtains a new token and stores it: only a
+    /// session without `obtain` stays signed out.) As with ``signIn(with:)``, a refresh's
+    /// store step under way finishes first, and the sign-out then decides the token.
     ///
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
     ///   configured or the store cannot clear; ``WattleError/cancelled`` when the task is

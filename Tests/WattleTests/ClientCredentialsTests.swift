@@ -50,9 +50,10 @@ struct ClientCredentialsTests {
     func obtainsBeforeTheFirstRequest() async throws {
         let server = try await DemoServer.start()
         // Characters the form-encoding of RFC 6749 section 2.3.1 changes: a colon in the
-        // identifier would otherwise end the Basic username early.
+        // identifier would otherwise end the Basic username early, and the secret sent as it is
+        // would decode to another ("a bAc:x/é").
         let clientID = "reports:cli tool"
-        let clientSecret = "s3cr+t/é%:x"
+        let clientSecret = "a+b%41c:x/é"
         server.api.configure {
             $0.clientID = clientID
             $0.clientSecret = clientSecret
@@ -66,6 +67,10 @@ struct ClientCredentialsTests {
         #expect(users.map { try? $0.get() } == Array(repeating: "client:\(clientID)", count: 20))
         #expect(server.stats.hits("/api/token") == 1)
         #expect(server.stats.hits("/api/whoami") == 20)  // none was sent without the token first
+        let call = try #require(server.api.lastTokenRequest)
+        #expect(call.clientAuthentication == "basic")
+        #expect(call.contentType?.hasPrefix("application/x-www-form-urlencoded") == true)
+        #expect(call.fields == ["grant_type": "client_credentials"])  // the secret only in the header
         let stored = try #require(try await store.load())
         #expect(stored.refreshToken == nil)
         #expect(stored.expiresAt != nil)
@@ -90,6 +95,14 @@ struct ClientCredentialsTests {
         let body = try await session.get("api/whoami").decode([String: String].self)
         #expect(body == ["user": "client:demo-client", "scope": "reports:read"])
         #expect(server.stats.hits("/api/token") == 1)
+        let call = try #require(server.api.lastTokenRequest)
+        #expect(call.clientAuthentication == "body")
+        #expect(call.contentType?.hasPrefix("application/json") == true)
+        #expect(
+            call.fields == [
+                "grant_type": "client_credentials", "scope": "reports:read", "client_id": "demo-client",
+                "client_secret": "demo-client-secret", "audience": "https://api.example.test/",
+            ])
         try await server.stop()
     }
 
@@ -205,21 +218,110 @@ struct ClientCredentialsTests {
         try await server.stop()
     }
 
-    @Test("client credentials in a query are refused, unsent")
-    func queryEncodingIsRefused() async throws {
+    @Test(
+        "a mistaken call (credentials in a query, a field the call sets, a plain http endpoint elsewhere) fails each request unsent, naming the mistake, and is not capped",
+        arguments: [
+            ("never in the URL", ParameterEncoding.query, ["audience": "a"], "api/token"),
+            ("cannot set \"client_secret\"", .form, ["client_secret": "x"], "api/token"),
+            ("is not https", .form, [String: String](), "http://auth.example.test/oauth/token"),
+        ])
+    func mistakesAreRefusedUnsent(
+        expected: String, encoding: ParameterEncoding, extra: [String: String], endpoint: String
+    )
+        async throws
+    {
         let server = try await DemoServer.start()
-        let session = clientSession(server, store: InMemoryTokenStore(), encoding: .query)
+        let session = makeSession(server) {
+            var authenticator = Authenticator(
+                store: InMemoryTokenStore(),
+                obtain: Authenticator.postClientCredentials(
+                    to: endpoint, clientID: "demo-client", clientSecret: "demo-client-secret", encoding: encoding,
+                    additionalParameters: Parameters(extra)))
+            authenticator.maximumRefreshesPerWindow = 1
+            $0.authenticator = authenticator
+        }
+        for _ in 0..<3 {
+            do {
+                _ = try await session.get("api/whoami")
+                Issue.record("expected an error")
+            } catch {
+                guard case .authenticationFailed(let reason) = error else {
+                    Issue.record("expected authenticationFailed, got \(error)")
+                    continue
+                }
+                #expect(reason.contains(expected), "\(reason)")
+            }
+        }
+        #expect(server.stats.totalRequests == 0)
+        try await server.stop()
+    }
+
+    @Test("loopback hosts are told from others")
+    func loopback() {
+        for host in ["127.0.0.1", "127.255.0.9", "localhost", "LOCALHOST", "::1", "[::1]"] {
+            #expect(Authenticator.isLoopback(host), "\(host)")
+        }
+        for host in [
+            "128.0.0.1", "127.0.0.1.example.com", "127.1", "127.0.0.256", "127.0.0.+1", "example.com", "::2", "",
+        ] {
+            #expect(!Authenticator.isLoopback(host), "\(host)")
+        }
+    }
+
+    @Test("a failed obtain keeps the token the session had; the store still holds it")
+    func failedObtainKeepsTheToken() async throws {
+        let server = try await DemoServer.start()
+        let old = AuthToken(accessToken: "at_old_0123456789", expiresAt: Date(timeIntervalSinceNow: -60))
+        let store = InMemoryTokenStore(old)
+        let session = clientSession(server, store: store, clientSecret: "wrong")
+        await #expect(throws: WattleError.self) { try await session.get("api/whoami") }
+        #expect(server.stats.hits("/api/token") == 1)
+        #expect(try await store.load() == old)
+        #expect(try await session.isSignedIn)
+        try await server.stop()
+    }
+
+    @Test("a token refused as soon as it is obtained: one more token call and one retry, then the 401 is the error")
+    func refusedFreshTokenEndsAfterOneRetry() async throws {
+        let server = try await DemoServer.start()
+        server.api.configure { $0.accessTokenLifetime = .zero }  // dead on arrival
+        let session = clientSession(server, store: InMemoryTokenStore())
         do {
             _ = try await session.get("api/whoami")
             Issue.record("expected an error")
         } catch {
-            guard case .authenticationFailed(let reason) = error else {
+            guard case .httpStatus(let response) = error else {
+                Issue.record("expected httpStatus, got \(error)")
+                return
+            }
+            #expect(response.statusCode == 401)
+        }
+        #expect(server.stats.hits("/api/token") == 2)
+        #expect(server.stats.hits("/api/whoami") == 2)
+        try await server.stop()
+    }
+
+    @Test("a sign-out while a token is obtained fails the waiting request, which is not sent; nothing is stored")
+    func signOutWhileObtaining() async throws {
+        let server = try await DemoServer.start()
+        server.api.configure { $0.refreshDelay = .seconds(5) }
+        let store = InMemoryTokenStore()
+        let session = clientSession(server, store: store)
+        let request = Task { try await session.get("api/whoami") }
+        while server.stats.hits("/api/token") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try await session.signOut()
+        do {
+            _ = try await request.value
+            Issue.record("expected an error")
+        } catch {
+            guard let error = error as? WattleError, case .authenticationFailed(let reason) = error else {
                 Issue.record("expected authenticationFailed, got \(error)")
                 return
             }
-            #expect(reason.contains("never in the URL"))
+            #expect(reason.contains("signed out"))
         }
-        #expect(server.stats.hits("/api/token") == 0)
+        #expect(server.stats.hits("/api/whoami") == 0)
+        #expect(try await store.load() == nil)
         try await server.stop()
     }
 }

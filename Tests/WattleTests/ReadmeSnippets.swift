@@ -178,7 +178,7 @@ func serviceSession(clientID: String, clientSecret: String) -> Session {
     return Session(configuration: Configuration {
         $0.baseURL = api
         $0.authenticator = Authenticator(
-            store: KeychainTokenStore(origin: api),
+            store: KeychainTokenStore(origin: api, profile: "reports-service"),  // apart from people's tokens
             obtain: Authenticator.postClientCredentials(
                 to: "https://auth.example.com/oauth/token", clientID: clientID, clientSecret: clientSecret,
                 scope: "reports:read"))

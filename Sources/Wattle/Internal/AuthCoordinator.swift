@@ -68,10 +68,18 @@ actor AuthCoordinator {
         return (token, version)
     }
 
-    /// The outcome of the renewal of the current version (started if none is running).
+    /// The outcome of the renewal of the current version (started if none is running). A
+    /// sign-out during it leaves no token: the request then goes without one, unless the
+    /// session obtains its tokens, where it fails (sent without a token, it would only be
+    /// refused).
     private func renewed() async throws(WattleError) -> (token: AuthToken, version: Int)? {
         let (fresh, freshVersion) = try await refresh(after: version)
-        guard let fresh else { return nil }
+        guard let fresh else {
+            guard authenticator.obtain == nil else {
+                throw .authenticationFailed(reason: "signed out while a token was being obtained or refreshed")
+            }
+            return nil
+        }
         return (fresh, freshVersion)
     }
 
@@ -308,12 +316,13 @@ actor AuthCoordinator {
                         self.uncountRefresh(at: now)
                     }
                     self.finish(.failure(failure))
-                    self.logger.debug("token refresh failed (version \(self.version))")
+                    self.logger.debug("token renewal failed (version \(self.version))")
                     throw failure
                 }
                 return try await self.refreshRejected(base, store: store, startVersion: startVersion)
             }
-            return await self.saveRefreshed(fresh, startVersion: startVersion, store: store)
+            let obtained = if case .obtain = renewal { true } else { false }
+            return await self.saveRefreshed(fresh, obtained: obtained, startVersion: startVersion, store: store)
         }
         inFlight = task
         return task
@@ -367,8 +376,9 @@ actor AuthCoordinator {
 
     /// Saves a refreshed token and makes it the current one, unless a sign-in or sign-out came
     /// first (it wrote the store, and decides the token: nothing is saved).
-    private func saveRefreshed(_ fresh: AuthToken, startVersion: Int, store: any TokenStore) async -> (AuthToken?, Int)
-    {
+    private func saveRefreshed(
+        _ fresh: AuthToken, obtained: Bool, startVersion: Int, store: any TokenStore
+    ) async -> (AuthToken?, Int) {
         await takeStoreTurn()
         defer { passStoreTurn() }
         // While this step has the turn, nothing else changes the version: sign-ins and
@@ -379,12 +389,12 @@ actor AuthCoordinator {
             try await Self.offNetworkThread { try await store.save(fresh) }
             lastStoreToken = fresh
         } catch {
-            // The refresh token is spent: the new token is the only one that works. Keep it
-            // for this session's requests rather than fail them; the store keeps the old.
-            logger.error("the refreshed token is in use but could not be saved: \(error)")
+            // A refresh token is spent: the new token is the only one that works. Keep it for
+            // this session's requests rather than fail them; the store keeps the old.
+            logger.error("the new token is in use but could not be saved: \(error)")
         }
         finish(.success(fresh))
-        logger.debug("token refreshed (version \(version))")
+        logger.debug("token \(obtained ? "obtained" : "refreshed") (version \(version))")
         return (fresh, version)
     }
 
@@ -418,13 +428,14 @@ actor AuthCoordinator {
     }
 
     /// Whether a refresh failed before its request could reach the server: no address, no
-    /// connection, a connect timeout, TLS or the proxy. (Not a lost connection or a total
+    /// connection, a connect timeout, TLS, the proxy, or a request refused before it was sent. (Not a lost connection or a total
     /// timeout: the server may have taken, and rotated, the refresh token by then.)
     static func neverReachedServer(_ error: any Error) -> Bool {
         guard let error = error as? WattleError else { return false }
         switch error {
         case .cannotResolveHost, .cannotConnect, .proxyFailed, .untrustedCertificate, .pinMismatch,
-            .timedOut(phase: .connect, _, _):
+            .timedOut(phase: .connect, _, _), .invalidURL, .invalidHeader, .invalidRequest:
+            // (The last three: refused before anything was sent.)
             return true
         default:
             return false
@@ -454,7 +465,10 @@ actor AuthCoordinator {
             return (stored, version)
         }
         _ = try? await Self.offNetworkThread { try await store.clear(ifStill: current) }
-        let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
+        let failure = WattleError.authenticationFailed(
+            reason: authenticator.obtain == nil
+                ? "the server rejected the refresh token; sign in again"
+                : "the server rejected the refresh token; the next request obtains a new token")
         finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")
         throw failure
