@@ -95,10 +95,11 @@ public struct Authenticator: Sendable {
     /// sent; for a token obtained or refreshed by this session, at most half its lifetime.
     /// Default 10 s.
     public var expiryLeeway: Duration = .seconds(10)
-    /// At most this many refreshes per ``refreshWindow``; more fail with
+    /// At most this many refreshes (and obtains) per ``refreshWindow``; more fail with
     /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
-    /// that could not reach the server (no connection, a connect timeout, TLS) is not counted,
-    /// so an outage does not lock refreshes out once the network is back. Default 5.
+    /// that could not reach the server (no connection, a connect timeout, TLS, or its request
+    /// refused before it was sent) is not counted, so an outage does not lock refreshes out
+    /// once the network is back. Default 5.
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
     public var refreshWindow: Duration = .seconds(60)

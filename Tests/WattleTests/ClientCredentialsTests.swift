@@ -304,7 +304,8 @@ struct ClientCredentialsTests {
     @Test("a sign-out while a token is obtained fails the waiting request, which is not sent; nothing is stored")
     func signOutWhileObtaining() async throws {
         let server = try await DemoServer.start()
-        server.api.configure { $0.refreshDelay = .seconds(5) }
+        // Long, so that the sign-out comes first even on a loaded machine under a sanitizer.
+        server.api.configure { $0.refreshDelay = .seconds(8) }
         let store = InMemoryTokenStore()
         let session = clientSession(server, store: store)
         let request = Task { try await session.get("api/whoami") }
