@@ -10,7 +10,9 @@ import WattleKeychain
 struct DemoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run the demo: HTTPS with a self-signed certificate, login, keychain, refresh, refusal.")
+        abstract:
+            "Run the demo: HTTPS with a self-signed certificate, login, keychain, refresh, client credentials, refusal."
+    )
 
     @Option(name: .customLong("token-lifetime"), help: "Seconds the demo's access tokens live.")
     var tokenLifetime: Int = 2
@@ -65,6 +67,28 @@ struct DemoCommand: AsyncParsableCommand {
         let renewed = try await client.tokens.load()
         show("new token: \(renewed.map { "\($0)" } ?? "none")")
 
+        step("A service getting its own token (OAuth 2 client credentials), kept under a profile of its own")
+        let service = Session(
+            configuration: Configuration {
+                $0.baseURL = server.baseURL
+                $0.trust.selfSignedHosts = ["127.0.0.1"]
+                $0.authenticator = Authenticator(
+                    store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain),
+                    obtain: Authenticator.postClientCredentials(
+                        to: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret"))
+            })
+        let tokenCallsBefore = server.stats.hits("/api/token")
+        let serviceUsers = try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<3 {
+                group.addTask { try await service.get("api/whoami").decode([String: String].self)["user"] ?? "" }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let tokenCalls = server.stats.hits("/api/token") - tokenCallsBefore
+        let serviceOK = tokenCalls == 1 && serviceUsers == Array(repeating: "client:demo-client", count: 3)
+        show("3 concurrent requests with no token, as: \(Set(serviceUsers).sorted().joined(separator: ", "))")
+        show("token calls: \(tokenCalls) (the client's secret sent by HTTP Basic, never shown)")
+
         step("Downloading 20 MB to a file, streamed")
         let destination = folder.appendingPathComponent("download.bin")
         let downloadStart = ContinuousClock.now
@@ -113,13 +137,16 @@ struct DemoCommand: AsyncParsableCommand {
         print(
             "  automatic refresh after expiry: \(refreshes == 1 ? "ok, 1 refresh for 3 requests" : "FAILED (\(refreshes) refreshes)")"
         )
+        print(
+            "  a service's own token by client credentials: \(serviceOK ? "ok, 1 token call for 3 requests" : "FAILED (\(tokenCalls) token calls)")"
+        )
         print("  dropped download resumed where it stopped: \(resumedOK ? "ok" : "FAILED")")
         print("  unlisted self-signed host refused: \(refused ? "ok" : "FAILED")")
         print(
             "  requests served: \(server.stats.hits(prefix: "/api/")) API calls, done in \(WattleDurations.format(elapsed))"
         )
         try await server.stop()
-        if plaintext || refreshes != 1 || !refused || !resumedOK { throw ExitCode.failure }
+        if plaintext || refreshes != 1 || !refused || !resumedOK || !serviceOK { throw ExitCode.failure }
     }
 }
 

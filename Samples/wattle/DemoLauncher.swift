@@ -12,7 +12,8 @@ import Darwin
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "demo",
-        abstract: "Run the demo: HTTPS with a self-signed certificate, login, keychain, refresh, refusal.",
+        abstract:
+            "Run the demo: HTTPS with a self-signed certificate, login, keychain, refresh, client credentials, refusal.",
         discussion: "Runs `wattle-demo demo`; `wattle demo --help` lists its options.")
 
     @Argument(parsing: .captureForPassthrough, help: "Options for the demo (see `wattle demo --help`).")

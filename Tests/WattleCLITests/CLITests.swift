@@ -724,6 +724,7 @@ struct CLITests {
         #expect(result.text.contains("automatic refresh after expiry: ok"))
         #expect(result.text.contains("unlisted self-signed host refused: ok"))
         #expect(result.text.contains("dropped download resumed where it stopped: ok"))
+        #expect(result.text.contains("a service's own token by client credentials: ok"))
         #expect(!result.text.contains("FAILED"))
     }
 

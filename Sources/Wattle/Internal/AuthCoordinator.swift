@@ -140,7 +140,7 @@ actor AuthCoordinator {
     /// refresh's own timeout).
     private static func waitCancellably(for task: Task<(AuthToken?, Int), any Error>) async throws -> (AuthToken?, Int)
     {
-        let waiter = RefreshWaiter()
+        let waiter = FirstOutcome<(AuthToken?, Int)>()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 guard waiter.install(continuation) else { return }
@@ -490,51 +490,5 @@ actor AuthCoordinator {
         version += 1
         lastOutcome = outcome.map { Optional($0) }
         inFlight = nil
-    }
-}
-
-/// One waiter's continuation for a refresh, resumed once: by the refresh's outcome or by the
-/// waiter's cancellation, whichever comes first (a cancellation before the continuation is
-/// installed resumes it as soon as it is).
-private final class RefreshWaiter: Sendable {
-    private enum Slot {
-        case empty
-        case waiting(CheckedContinuation<(AuthToken?, Int), any Error>)
-        case cancelledEarly(Result<(AuthToken?, Int), any Error>)
-        case done
-    }
-
-    private let slot = PThreadLocked(Slot.empty)
-
-    /// Installs the continuation; false when a cancellation came first (it is then resumed).
-    func install(_ continuation: CheckedContinuation<(AuthToken?, Int), any Error>) -> Bool {
-        let early: Result<(AuthToken?, Int), any Error>? = slot.withLock { slot in
-            if case .cancelledEarly(let outcome) = slot {
-                slot = .done
-                return outcome
-            }
-            slot = .waiting(continuation)
-            return nil
-        }
-        guard let early else { return true }
-        continuation.resume(with: early)
-        return false
-    }
-
-    /// Resumes the waiter with `outcome`, unless it has been resumed already.
-    func finish(_ outcome: Result<(AuthToken?, Int), any Error>) {
-        let continuation: CheckedContinuation<(AuthToken?, Int), any Error>? = slot.withLock { slot in
-            switch slot {
-            case .empty:
-                slot = .cancelledEarly(outcome)
-                return nil
-            case .waiting(let continuation):
-                slot = .done
-                return continuation
-            case .cancelledEarly, .done:
-                return nil
-            }
-        }
-        continuation?.resume(with: outcome)
     }
 }
