@@ -238,10 +238,7 @@ public final class Session: Sendable {
             // after either gets what is left of it.
             let sharesTotal = hops > 0 || origin != nil
             do throws(WattleError) {
-                if let origin {
-                    sent = try await withSendHeaders(
-                        current, origin: origin, start: start, total: prepared.timeouts.total)
-                }
+                if let origin { sent = try await withSendHeaders(current, origin: origin) }
                 if let stream = sent.responseStream { stream.setRedirectCount(hops) }
                 if sharesTotal, let total = prepared.timeouts.total {
                     let left = total - (ContinuousClock.now - start)
@@ -289,59 +286,15 @@ public final class Session: Sendable {
     /// API's). The next hop is made from the request without them: a hop to another origin
     /// never carries them, and one to the same origin gets its own.
     private func withSendHeaders(
-        _ request: TransportRequest, origin: Origin, start: ContinuousClock.Instant, total: Duration?
+        _ request: TransportRequest, origin: Origin
     ) async throws(WattleError) -> TransportRequest {
         guard let willSend = configuration.willSend, Origin(request.target) == origin else { return request }
-        let added = try await Self.runHook(
-            willSend, request, deadline: total.map { start + $0 },
-            timedOut: .timedOut(phase: .total, after: total ?? .zero, url: request.url))
+        let added = try await willSend(request)
         try added.validate()
         var adapted = request
         for field in added { adapted.headers.remove(field.name) }
         for field in added { adapted.headers.add(name: field.name, value: field.value) }
         return adapted
-    }
-
-    /// Runs the `willSend` hook in a task of its own, so that a hook that does not return holds
-    /// the request no longer than its total timeout (`deadline`), nor past its cancellation:
-    /// the first of the three ends the wait. The hook's task is then cancelled, and what it
-    /// returns later is dropped.
-    static func runHook(
-        _ hook: @escaping @Sendable (TransportRequest) async throws(WattleError) -> HTTPHeaders,
-        _ request: TransportRequest, deadline: ContinuousClock.Instant?, timedOut: WattleError
-    ) async throws(WattleError) -> HTTPHeaders {
-        let outcome = FirstOutcome<HTTPHeaders>()
-        // (An unstructured task keeps the caller's task-local values, as the hook had them
-        // when it ran in the request's own task.)
-        let work = Task {
-            do throws(WattleError) {
-                outcome.finish(.success(try await hook(request)))
-            } catch {
-                outcome.finish(.failure(error))
-            }
-        }
-        let timer = deadline.map { deadline in
-            Task {
-                guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
-                outcome.finish(.failure(timedOut))
-            }
-        }
-        defer {
-            work.cancel()
-            timer?.cancel()
-        }
-        do {
-            return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { outcome.install($0) }
-            } onCancel: {
-                outcome.finish(.failure(WattleError.cancelled))
-            }
-        } catch let error as WattleError {
-            throw error
-        } catch {
-            // (Not reached: each of the outcomes is a WattleError.)
-            throw .invalidRequest(reason: "the willSend hook failed: \(error)")
-        }
     }
 
     /// Refuses a timeout of zero or less, which libcurl would take as 1 ms (so every request

@@ -10,9 +10,9 @@ public struct Timeouts: Sendable, Hashable {
     public var connect: Duration
     /// The whole exchange, from start to the last byte (`CURLOPT_TIMEOUT_MS`), redirects
     /// followed included: each hop gets what is left of it, after the time
-    /// ``Configuration/willSend`` took for it (a hook still running when the whole timeout
+    /// ``Configuration/willSend`` took for it (a hook that returns after the whole timeout
     /// has passed fails the request, unsent, with ``WattleError/timedOut(phase:after:url:)``;
-    /// the hook's task is cancelled and what it returns dropped). `nil` for none. Each attempt of a
+    /// the hook itself is not interrupted, so it must return promptly). `nil` for none. Each attempt of a
     /// ``RetryPolicy``, and the resend after a token refresh, starts it afresh. Downloads
     /// ignore it unless the request sets its own timeout.
     public var total: Duration?

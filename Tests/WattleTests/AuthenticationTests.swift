@@ -964,9 +964,6 @@ final class Gate: Sendable {
         }
     }
 
-    /// How many wait (a waiter's cancellation does not let it go).
-    var waiting: Int { state.withLock { $0.waiters.count } }
-
     /// Opens the gate, letting every waiter go.
     func open() {
         let waiters = state.withLock { state in

@@ -1,9 +1,8 @@
 import WattleKeychain
 
-/// One waiter's continuation, resumed once: by the first of several outcomes racing for it (a
-/// refresh's result or the waiter's cancellation; a hook's result, a deadline or a
-/// cancellation). An outcome that comes before the continuation is installed resumes it as soon
-/// as it is.
+/// One waiter's continuation, resumed once: by the first of the outcomes racing for it (a token
+/// refresh's result or the waiter's cancellation, see `AuthCoordinator`). An outcome that comes
+/// before the continuation is installed resumes it as soon as it is.
 final class FirstOutcome<Value: Sendable>: Sendable {
     private enum Slot {
         case empty
