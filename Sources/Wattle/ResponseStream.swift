@@ -18,7 +18,12 @@ public import Foundation
 /// The body's pieces come in order, as the network delivers them, each a `Data` of any size
 /// (with the libcurl transport, usually up to 16 KB). A reader that falls behind holds back the
 /// server: past 1 MB not yet read, the transfer pauses until the reader catches up, so memory
-/// stays bounded whatever the body's size and however slow the reader.
+/// stays bounded whatever the body's size and however slow the reader. Over HTTP/1.1, TCP then
+/// holds the server back at about that. Over HTTP/2, libcurl 7.88 pauses a stream without
+/// telling the server (curl issue 4939): the server may go on sending up to the 32 MiB window
+/// libcurl offered each stream, which libcurl keeps in memory, and other requests on the same
+/// connection arrive behind those bytes. For a large body read slowly over HTTP/2, give it a
+/// session of its own, or set ``Configuration/httpVersion`` to `.http1_1`.
 ///
 /// Read it once, from one task. Cancelling that task, or letting go of the stream (and its
 /// iterators) before the end, stops the transfer; a transfer that fails part-way ends the

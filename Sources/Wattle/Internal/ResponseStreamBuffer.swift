@@ -11,8 +11,10 @@ import Foundation
 ///
 /// The libcurl transport hands over a 2xx body as it arrives (``offer(_:)``), on the network
 /// thread. Past ``pauseAbove`` bytes not yet read it is told to wait, and the transfer pauses
-/// (libcurl's `CURL_WRITEFUNC_PAUSE`): the server is then held back by TCP or HTTP/2 flow
-/// control, so a slow reader costs at most about that much memory. Reading down to
+/// (libcurl's `CURL_WRITEFUNC_PAUSE`): over HTTP/1.1 TCP then holds the server back, so a slow
+/// reader costs at most about that much memory. (Over HTTP/2, libcurl 7.88 shrinks the
+/// stream's window without a WINDOW_UPDATE, so the server may send up to the 32 MiB it was
+/// offered, which libcurl buffers; see ``ResponseStream``.) Reading down to
 /// ``resumeBelow`` asks the network thread to go on (``resumer``).
 ///
 /// Any other transport delivers no piece: the whole response then arrives at the end
