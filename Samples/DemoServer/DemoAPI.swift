@@ -286,10 +286,7 @@ public final class DemoAPI: Sendable {
             let data = Data(base64Encoded: String(header.dropFirst("basic ".count))),
             let text = String(data: data, encoding: .utf8), let colon = text.firstIndex(of: ":")
         else { return nil }
-        let decode = { (part: Substring) in
-            part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(part)
-        }
-        return (decode(text[..<colon]), decode(text[text.index(after: colon)...]))
+        return (RouteRequest.formDecoded(text[..<colon]), RouteRequest.formDecoded(text[text.index(after: colon)...]))
     }
 
     private func tokenResponse(_ pair: (access: String, refresh: String), settings: Settings) -> RouteOutcome {

@@ -45,11 +45,14 @@ struct RouteRequest: Sendable {
     static func formItems(_ text: String) -> [(String, String)] {
         text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let decode = { (text: Substring) in
-                text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
-            }
-            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+            return (formDecoded(parts[0]), parts.count > 1 ? formDecoded(parts[1]) : "")
         }
+    }
+
+    /// One form-encoded name or value, decoded: `+` is a space, `%XX` a byte (kept as it is when
+    /// it does not decode).
+    static func formDecoded(_ text: Substring) -> String {
+        text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? String(text)
     }
 
     func queryValue(_ name: String) -> String? { queryItems.first { $0.0 == name }?.1 }

@@ -42,6 +42,12 @@ private func concurrentWhoami(_ session: Session, count: Int) async -> [Result<S
     }
 }
 
+/// Whether `error` is ``WattleError/authenticationFailed(reason:)`` with `text` in its reason.
+private func isAuthenticationFailed(_ error: WattleError, saying text: String) -> Bool {
+    if case .authenticationFailed(let reason) = error { return reason.contains(text) }
+    return false
+}
+
 @Suite("Client credentials: a token obtained without a sign-in, and obtained again when it expires or is refused")
 struct ClientCredentialsTests {
     @Test(
@@ -167,15 +173,8 @@ struct ClientCredentialsTests {
         // A second try calls the server again; a third is refused by the cap, unsent.
         await #expect(throws: WattleError.self) { try await session.get("api/whoami") }
         #expect(server.stats.hits("/api/token") == 2)
-        do {
-            _ = try await session.get("api/whoami")
-            Issue.record("expected the cap to refuse a third token call")
-        } catch {
-            guard case .authenticationFailed(let reason) = error else {
-                Issue.record("expected authenticationFailed, got \(error)")
-                return
-            }
-            #expect(reason.contains("refused to obtain a token more than 2 times"))
+        await expectWattleError({ _ = try await session.get("api/whoami") }) {
+            isAuthenticationFailed($0, saying: "refused to obtain a token more than 2 times")
         }
         #expect(server.stats.hits("/api/token") == 2)
         try await server.stop()
@@ -241,15 +240,8 @@ struct ClientCredentialsTests {
             $0.authenticator = authenticator
         }
         for _ in 0..<3 {
-            do {
-                _ = try await session.get("api/whoami")
-                Issue.record("expected an error")
-            } catch {
-                guard case .authenticationFailed(let reason) = error else {
-                    Issue.record("expected authenticationFailed, got \(error)")
-                    continue
-                }
-                #expect(reason.contains(expected), "\(reason)")
+            await expectWattleError({ _ = try await session.get("api/whoami") }) {
+                isAuthenticationFailed($0, saying: expected)
             }
         }
         #expect(server.stats.totalRequests == 0)
@@ -286,16 +278,7 @@ struct ClientCredentialsTests {
         let server = try await DemoServer.start()
         server.api.configure { $0.accessTokenLifetime = .zero }  // dead on arrival
         let session = clientSession(server, store: InMemoryTokenStore())
-        do {
-            _ = try await session.get("api/whoami")
-            Issue.record("expected an error")
-        } catch {
-            guard case .httpStatus(let response) = error else {
-                Issue.record("expected httpStatus, got \(error)")
-                return
-            }
-            #expect(response.statusCode == 401)
-        }
+        await expectWattleError({ _ = try await session.get("api/whoami") }) { $0.response?.statusCode == 401 }
         #expect(server.stats.hits("/api/token") == 2)
         #expect(server.stats.hits("/api/whoami") == 2)
         try await server.stop()
@@ -311,16 +294,7 @@ struct ClientCredentialsTests {
         let request = Task { try await session.get("api/whoami") }
         while server.stats.hits("/api/token") == 0 { try await Task.sleep(for: .milliseconds(5)) }
         try await session.signOut()
-        do {
-            _ = try await request.value
-            Issue.record("expected an error")
-        } catch {
-            guard let error = error as? WattleError, case .authenticationFailed(let reason) = error else {
-                Issue.record("expected authenticationFailed, got \(error)")
-                return
-            }
-            #expect(reason.contains("signed out"))
-        }
+        await expectWattleError({ _ = try await request.value }) { isAuthenticationFailed($0, saying: "signed out") }
         #expect(server.stats.hits("/api/whoami") == 0)
         #expect(try await store.load() == nil)
         try await server.stop()

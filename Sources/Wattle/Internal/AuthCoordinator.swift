@@ -89,6 +89,9 @@ actor AuthCoordinator {
         case refresh(AuthToken, Authenticator.Refresh)
         /// With ``Authenticator/obtain``, from nothing.
         case obtain(Authenticator.Obtain)
+
+        /// Whether the token is obtained afresh rather than refreshed.
+        var obtains: Bool { if case .obtain = self { true } else { false } }
     }
 
     /// How `token` (nil: no token) is renewed, or nil when it cannot be. A token with a refresh
@@ -271,7 +274,7 @@ actor AuthCoordinator {
         let now = ContinuousClock.now
         refreshTimes.removeAll { now - $0 > authenticator.refreshWindow }
         guard refreshTimes.count < authenticator.maximumRefreshesPerWindow else {
-            let what = if case .obtain = initial { "obtain a token" } else { "refresh the token" }
+            let what = initial.obtains ? "obtain a token" : "refresh the token"
             throw .authenticationFailed(
                 reason:
                     "refused to \(what) more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))"
@@ -304,12 +307,8 @@ actor AuthCoordinator {
                 guard self.version == startVersion else { return self.superseded() }
                 guard case .refresh(let base, _) = renewal, rejected(error) else {
                     // (A refused obtain refuses the client, not a token: nothing is cleared.)
-                    let failure: WattleError
-                    if case .obtain = renewal {
-                        failure = Self.refreshFailure(error, what: "obtaining a token")
-                    } else {
-                        failure = Self.refreshFailure(error)
-                    }
+                    let failure = Self.refreshFailure(
+                        error, what: renewal.obtains ? "obtaining a token" : "the token refresh")
                     if Self.neverReachedServer(error) {
                         // The window stops a refresh loop with a server that answers; during an
                         // outage it would lock refreshes out for its length once the network is back.
@@ -321,8 +320,8 @@ actor AuthCoordinator {
                 }
                 return try await self.refreshRejected(base, store: store, startVersion: startVersion)
             }
-            let obtained = if case .obtain = renewal { true } else { false }
-            return await self.saveRefreshed(fresh, obtained: obtained, startVersion: startVersion, store: store)
+            return await self.saveRefreshed(
+                fresh, obtained: renewal.obtains, startVersion: startVersion, store: store)
         }
         inFlight = task
         return task
@@ -411,10 +410,11 @@ actor AuthCoordinator {
         return (token, version)
     }
 
-    /// The error for a refresh that failed other than by a refused refresh token:
+    /// The error for a refresh (or an obtain: `what` names it) that failed other than by a
+    /// refused refresh token:
     /// ``WattleError/authenticationFailed(reason:)``, whose reason carries the cause (the
     /// network error's own description, or the status the refresh call got).
-    static func refreshFailure(_ error: any Error, what: String = "the token refresh") -> WattleError {
+    static func refreshFailure(_ error: any Error, what: String) -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
         // An OAuth error code names the cause (a refused client secret is `invalid_client`);
         // it is a fixed word, never a secret.
