@@ -26,7 +26,7 @@
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
 /// again first: a token another process saved meanwhile (it refreshed with the same refresh
 /// token) is used instead; otherwise the token is cleared, in the store only while it still
-/// holds the refused one. A sign-in or sign-out made while a refresh runs wins: one made while
+/// holds the refused one, and with ``obtain`` set a token is obtained in its place. A sign-in or sign-out made while a refresh runs wins: one made while
 /// the refresh waits for the server drops the refresh's outcome (the waiting requests take the
 /// signed-in token), and one made while the refresh reads or writes the store waits for that
 /// step, then decides the token, in the store too. (Within one session: two sessions sharing a
@@ -62,8 +62,9 @@ public struct Authenticator: Sendable {
     public var refresh: Refresh?
     /// How to obtain a token without a sign-in, or nil (the default) when a person signs in.
     ///
-    /// When set, a request to the API made with no token (none stored, or after a sign-out or
-    /// a refused refresh token) obtains one first, and a token without a refresh token (or any
+    /// When set, a request to the API made with no token (none stored, or after a sign-out)
+    /// obtains one first; a refresh token the server refuses is cleared and a token obtained
+    /// in its place, for the requests that were waiting for the refresh; and a token without a refresh token (or any
     /// token, when ``refresh`` is nil) is replaced by a newly obtained one when it is about to
     /// expire (``expiryLeeway``) or the server refuses it. A request waiting for it fails with
     /// ``WattleError/authenticationFailed(reason:)`` if a sign-out comes first. This works as a refresh does: single-flight

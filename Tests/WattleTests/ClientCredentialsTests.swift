@@ -201,6 +201,59 @@ struct ClientCredentialsTests {
         try await server.stop()
     }
 
+    @Test(
+        "with both a refresh and an obtain, a refused refresh token is cleared and a token obtained in the same renewal: the 10 waiting requests succeed"
+    )
+    func refusedRefreshTokenIsReplacedByAnObtainedToken() async throws {
+        let server = try await DemoServer.start()
+        server.api.configure { $0.refreshDelay = .milliseconds(200) }
+        // Expired on the client, so it is renewed before sending; its refresh token is unknown
+        // to the server, which refuses it (400 invalid_grant).
+        let refused = AuthToken(
+            accessToken: "at_unknown_0123456789", refreshToken: "rt_unknown_0123456789",
+            expiresAt: Date(timeIntervalSinceNow: -60))
+        let store = InMemoryTokenStore(refused)
+        let session = clientSession(server, store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        let results = await concurrentWhoami(session, count: 10)
+        #expect(results.compactMap { try? $0.get() } == Array(repeating: "client:demo-client", count: 10))
+        #expect(server.stats.hits("/api/refresh") == 1)
+        #expect(server.stats.hits("/api/token") == 1)
+        #expect(server.stats.hits("/api/whoami") == 10)
+        let stored = try #require(try await store.load())
+        #expect(stored.refreshToken == nil)
+        #expect(!stored.isSameCredential(as: refused))
+        try await server.stop()
+    }
+
+    @Test(
+        "a refused refresh token whose replacement cannot be obtained fails the waiting requests saying both; the token is cleared, and the next request takes up a token stored meanwhile instead of obtaining one"
+    )
+    func refusedRefreshTokenAndFailedObtain() async throws {
+        let server = try await DemoServer.start()
+        let refused = AuthToken(
+            accessToken: "at_unknown_0123456789", refreshToken: "rt_unknown_0123456789",
+            expiresAt: Date(timeIntervalSinceNow: -60))
+        let store = InMemoryTokenStore(refused)
+        let session = clientSession(
+            server, store: store, clientSecret: "wrong-secret-0123456789",
+            refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        await expectWattleError({ _ = try await session.get("api/whoami") }) {
+            isAuthenticationFailed($0, saying: "rejected the refresh token, and obtaining a new token failed")
+                && isAuthenticationFailed($0, saying: "invalid_client") && !"\($0)".contains("wrong-secret")
+        }
+        #expect(server.stats.hits("/api/refresh") == 1)
+        #expect(server.stats.hits("/api/token") == 1)
+        #expect(server.stats.hits("/api/whoami") == 0)
+        #expect(try await store.load() == nil)
+        // A sign-in elsewhere saves a token to the store: the next request reads it before
+        // obtaining one, and sends it.
+        let issued = server.api.issueTokens()
+        try await store.save(AuthToken(accessToken: issued.access, expiresAt: Date(timeIntervalSinceNow: 3600)))
+        #expect(try await session.get("api/whoami").decode([String: String].self)["user"] == "demo")
+        #expect(server.stats.hits("/api/token") == 1)
+        try await server.stop()
+    }
+
     @Test("a token another session saved to the shared store is taken up instead of obtaining one")
     func takesUpAnotherSessionsToken() async throws {
         let server = try await DemoServer.start()

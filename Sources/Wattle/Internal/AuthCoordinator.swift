@@ -287,7 +287,7 @@ actor AuthCoordinator {
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Runs on this actor: the state below changes before any waiter resumes.
-            let renewal: Renewal
+            var renewal: Renewal
             switch await self.readStore(before: current, startVersion: startVersion, countedAt: now) {
             case .superseded: return self.superseded()
             case .adopted(let stored): return (stored, self.version)
@@ -296,32 +296,45 @@ actor AuthCoordinator {
                 // (Always some way: a refresh or an obtain is configured, and either takes a token.)
                 renewal = self.renewal(for: token) ?? initial
             }
-            let fresh: AuthToken
-            do {
-                switch renewal {
-                case .refresh(let base, let refresh): fresh = try await refresh(base, session)
-                case .obtain(let obtain): fresh = try await obtain(session)
-                }
-            } catch {
-                // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
-                guard self.version == startVersion else { return self.superseded() }
-                guard case .refresh(let base, _) = renewal, rejected(error) else {
-                    // (A refused obtain refuses the client, not a token: nothing is cleared.)
-                    let failure = Self.refreshFailure(
-                        error, what: renewal.obtains ? "obtaining a token" : "the token refresh")
-                    if Self.neverReachedServer(error) {
-                        // The window stops a refresh loop with a server that answers; during an
-                        // outage it would lock refreshes out for its length once the network is back.
-                        self.uncountRefresh(at: now)
+            // Set once the server has refused a refresh token and an obtain replaces it.
+            var refusedRefresh = false
+            while true {
+                let fresh: AuthToken
+                do {
+                    switch renewal {
+                    case .refresh(let base, let refresh): fresh = try await refresh(base, session)
+                    case .obtain(let obtain): fresh = try await obtain(session)
                     }
-                    self.finish(.failure(failure))
-                    self.logger.debug("token renewal failed (version \(self.version))")
-                    throw failure
+                } catch {
+                    // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
+                    guard self.version == startVersion else { return self.superseded() }
+                    guard case .refresh(let base, _) = renewal, rejected(error) else {
+                        // (A refused obtain refuses the client, not a token: nothing is cleared.)
+                        let what =
+                            refusedRefresh
+                            ? "the server rejected the refresh token, and obtaining a new token"
+                            : renewal.obtains ? "obtaining a token" : "the token refresh"
+                        let failure = Self.refreshFailure(error, what: what)
+                        if Self.neverReachedServer(error), !refusedRefresh {
+                            // The window stops a refresh loop with a server that answers; during an
+                            // outage it would lock refreshes out for its length once the network is back.
+                            self.uncountRefresh(at: now)
+                        }
+                        self.finish(.failure(failure))
+                        self.logger.debug("token renewal failed (version \(self.version))")
+                        throw failure
+                    }
+                    switch try await self.refreshRejected(base, store: store, startVersion: startVersion) {
+                    case .settled(let outcome): return outcome
+                    case .obtain(let obtain):
+                        renewal = .obtain(obtain)
+                        refusedRefresh = true
+                        continue
+                    }
                 }
-                return try await self.refreshRejected(base, store: store, startVersion: startVersion)
+                return await self.saveRefreshed(
+                    fresh, obtained: renewal.obtains, startVersion: startVersion, store: store)
             }
-            return await self.saveRefreshed(
-                fresh, obtained: renewal.obtains, startVersion: startVersion, store: store)
         }
         inFlight = task
         return task
@@ -447,31 +460,46 @@ actor AuthCoordinator {
     /// tokens then rejects the second use) and saved its new token: a token in the store that
     /// is neither `current` nor the one this coordinator last read or saved is taken up, and
     /// the waiting requests retry with it. Otherwise the token is cleared, in the store only
-    /// while it still holds `current`, and the requests fail; the next request reads the store
-    /// again, so a token saved there later (a sign-in elsewhere) is used.
+    /// while it still holds `current`. With ``Authenticator/obtain`` the renewal goes on to
+    /// obtain a token; without, the requests fail, and the next request reads the store again,
+    /// so a token saved there later (a sign-in elsewhere) is used.
     private func refreshRejected(
         _ current: AuthToken, store: any TokenStore, startVersion: Int
-    ) async throws -> (AuthToken?, Int) {
+    ) async throws -> AfterRejection {
         await takeStoreTurn()
         defer { passStoreTurn() }
         let stored = try? await Self.offNetworkThread { try await store.load() }
-        guard version == startVersion else { return superseded() }
+        guard version == startVersion else { return .settled(superseded()) }
         if let stored, !stored.isSameCredential(as: current),
             !(lastStoreToken?.isSameCredential(as: stored) ?? false)
         {
             lastStoreToken = stored
             finish(.success(stored))
             logger.debug("refresh token rejected; using the token another process stored (version \(version))")
-            return (stored, version)
+            return .settled((stored, version))
         }
         _ = try? await Self.offNetworkThread { try await store.clear(ifStill: current) }
-        let failure = WattleError.authenticationFailed(
-            reason: authenticator.obtain == nil
-                ? "the server rejected the refresh token; sign in again"
-                : "the server rejected the refresh token; the next request obtains a new token")
+        if let obtain = authenticator.obtain {
+            // The session can get a token without one: the same renewal goes on to obtain one,
+            // and the waiting requests are sent with it. (The version stays: a sign-in or
+            // sign-out from here on still overtakes the renewal.)
+            if let token, token.isSameCredential(as: current) { self.token = nil }
+            if lastStoreToken?.isSameCredential(as: current) ?? false { lastStoreToken = nil }
+            logger.debug("refresh token rejected; obtaining a new token")
+            return .obtain(obtain)
+        }
+        let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
         finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")
         throw failure
+    }
+
+    /// What follows a refused refresh token.
+    private enum AfterRejection {
+        /// The renewal's outcome: another process's token, or the state a sign-in or sign-out set.
+        case settled((AuthToken?, Int))
+        /// The token is gone: one is obtained instead, in the same renewal.
+        case obtain(Authenticator.Obtain)
     }
 
     /// Ends the refresh in flight. A failure that `clearing` names forgets that token, unless a
