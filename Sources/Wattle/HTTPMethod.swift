@@ -42,6 +42,16 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, CustomStringConv
         }
     }
 
+    /// Whether a request with this method says how long its body is even when it has none
+    /// (`Content-Length: 0`): POST, PUT and PATCH, whose content has a meaning (RFC 9110
+    /// section 8.6; some servers answer 411 Length Required without it).
+    var sendsLengthWithoutBody: Bool {
+        switch rawValue {
+        case "POST", "PUT", "PATCH": true
+        default: false
+        }
+    }
+
     /// Whether this is a valid RFC 9110 method token.
     var isValidToken: Bool { !rawValue.isEmpty && rawValue.utf8.allSatisfy(HTTPHeaders.isTokenByte) }
 }

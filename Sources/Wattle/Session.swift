@@ -340,15 +340,16 @@ public final class Session: Sendable {
         } else {
             try headers.validate()
         }
-        // Checked as configured: a download or a stream drops the total below.
+        // Checked as configured: a download, a stream or a body from a file drops the total below.
         try Self.checkPositive(configuration.timeouts, request: request.timeout)
         var timeouts = configuration.timeouts
         if let timeout = request.timeout {
             timeouts.total = timeout
-        } else if download != nil || stream != nil {
+        } else if download != nil || stream != nil || request.body.file != nil || !request.body.segments.isEmpty {
+            // A body of any size, either way: the stall timeout bounds it instead.
             timeouts.total = nil
         }
-        let hasBody = !request.body.isNone || request.method == .post
+        let hasBody = !request.body.isNone || request.method.sendsLengthWithoutBody
         var prepared = TransportRequest(
             method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,
             timeouts: timeouts, maximumResponseSize: configuration.maximumResponseSize,

@@ -13,8 +13,10 @@ public struct Timeouts: Sendable, Hashable {
     /// ``Configuration/willSend`` took for it (a hook that returns after the whole timeout
     /// has passed fails the request, unsent, with ``WattleError/timedOut(phase:after:url:)``;
     /// the hook itself is not interrupted, so it must return promptly). `nil` for none. Each attempt of a
-    /// ``RetryPolicy``, and the resend after a token refresh, starts it afresh. Downloads
-    /// ignore it unless the request sets its own timeout.
+    /// ``RetryPolicy``, and the resend after a token refresh, starts it afresh. Downloads,
+    /// streamed responses and bodies sent from a file (``RequestBody/file(_:contentType:)``, a
+    /// multipart body with a part from disk) ignore it unless the request sets its own
+    /// timeout: a transfer of any size then runs while it progresses, bounded by ``stall``.
     public var total: Duration?
     /// How long the transfer may go without receiving or sending a byte (see
     /// ``stallMinimumBytes``) before it is abandoned; checked by Wattle every 100 ms once a

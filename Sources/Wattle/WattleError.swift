@@ -176,3 +176,9 @@ public enum WattleError: Error, Sendable, CustomStringConvertible {
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
     }
 }
+
+extension WattleError: LocalizedError {
+    /// The same text as ``description``, so `error.localizedDescription` carries the context
+    /// (and, as the description, no credential).
+    public var errorDescription: String? { description }
+}

@@ -1,3 +1,9 @@
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
 /// An error from a keychain operation, identified by Apple's `errSec` status numbers.
 ///
 /// The numbers are the ones Apple's Security framework uses, so code ported from iOS that
@@ -127,4 +133,9 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
         }
         return "\(text) (status \(status))"
     }
+}
+
+extension KeychainError: LocalizedError {
+    /// The same text as ``description``, so `error.localizedDescription` carries it.
+    public var errorDescription: String? { description }
 }

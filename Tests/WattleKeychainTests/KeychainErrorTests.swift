@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import WattleKeychain
 
@@ -12,6 +13,12 @@ import WattleKeychain
         for (error, status) in Self.known {
             #expect(error.status == status)
             #expect(KeychainError(status: status) == error)
+        }
+    }
+
+    @Test func localizedDescriptionIsTheDescription() {
+        for (error, _) in Self.known {
+            #expect((error as any Error).localizedDescription == error.description)
         }
     }
 

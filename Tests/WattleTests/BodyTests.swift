@@ -65,12 +65,24 @@ struct BodyTests {
         #expect(echo.header("Expect") == nil)
     }
 
-    @Test("a POST without a body sends Content-Length: 0")
+    @Test("a POST, PUT or PATCH without a body sends Content-Length: 0; GET, DELETE, OPTIONS and others send no length")
     func emptyPost() async throws {
         let server = try await TestServer.shared()
-        let echo = try await makeSession(server).send(Request("echo", method: .post)).decode(Echo.self)
-        #expect(echo.header("Content-Length") == "0")
-        #expect(echo.bodyLength == 0)
+        let session = makeSession(server)
+        for method in [HTTPMethod.post, .put, .patch] {
+            let echo = try await session.send(Request("echo", method: method)).decode(Echo.self)
+            #expect(echo.method == method.rawValue)
+            #expect(echo.header("Content-Length") == "0", "\(method)")
+            #expect(echo.header("Content-Type") == nil, "\(method)")
+            #expect(echo.bodyLength == 0)
+        }
+        // Methods whose content has no meaning say nothing of it.
+        for method in [HTTPMethod.get, .delete, .options, "PURGE"] {
+            let echo = try await session.send(Request("echo", method: method)).decode(Echo.self)
+            #expect(echo.method == method.rawValue)
+            #expect(echo.header("Content-Length") == nil, "\(method)")
+            #expect(echo.header("Transfer-Encoding") == nil, "\(method)")
+        }
     }
 
     @Test("a body's own content type wins over a default header's; the request's own wins over both")

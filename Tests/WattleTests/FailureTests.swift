@@ -5,6 +5,18 @@ import WattleDemoServer
 
 @Suite("Timeouts, refused connections, unknown hosts and dropped connections give the right error, promptly")
 struct FailureTests {
+    @Test("an error's localizedDescription is its description, with the context and without the credential")
+    func localizedDescription() async throws {
+        let server = try await TestServer.shared()
+        let error = await #expect(throws: WattleError.self) {
+            _ = try await makeSession(server).get("status/404", parameters: ["api_key": "s3cr3t-value"])
+        }
+        let text = try #require(error as (any Error)?).localizedDescription
+        #expect(text == error?.description)
+        #expect(text.contains("404") && text.contains("status/404"), "\(text)")
+        #expect(!text.contains("s3cr3t-value"), "\(text)")
+    }
+
     @Test("a timeout too long to count in milliseconds means no limit, not a crash")
     func hugeTimeouts() async throws {
         let session = makeSession(try await TestServer.shared()) {

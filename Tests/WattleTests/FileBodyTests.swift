@@ -132,6 +132,28 @@ struct FileBodyTests {
         #expect(refreshed.attempt == 2 && refreshed.bodyLength == 300_000 && refreshed.sha256 == sha256)
     }
 
+    @Test(
+        "a body from a file is not cut off by the configured total timeout, as a download is not; one from memory is, and a request's own timeout bounds either"
+    )
+    func fileBodyIgnoresTheTotalTimeout() async throws {
+        let server = try await TestServer.shared()
+        let files = try Files()
+        let file = try files.make("slow.bin", size: 100_000)
+        let session = makeSession(server) { $0.timeouts.total = .milliseconds(300) }
+        // The server answers 1 s after the body arrived: three times the total timeout.
+        let put = try await session.send(Request("delay/1000", method: .put, body: .file(file.url)))
+        #expect(put.statusCode == 200)
+        let multipart = RequestBody.multipart([.field("a", "b"), .file("f", contentsOf: file.url)])
+        #expect(try await session.send(Request("delay/1000", method: .post, body: multipart)).statusCode == 200)
+        await expectWattleError({
+            _ = try await session.send(Request("delay/1000", method: .put, body: .data(Data(count: 100_000))))
+        }) { if case .timedOut(.total, _, _) = $0 { true } else { false } }
+        await expectWattleError({
+            _ = try await session.send(
+                Request("delay/1000", method: .put, body: .file(file.url), timeout: .milliseconds(300)))
+        }) { if case .timedOut(.total, _, _) = $0 { true } else { false } }
+    }
+
     @Test("upload progress climbs to the whole body, for a file and for data, and goes no further")
     func uploadProgress() async throws {
         let server = try await TestServer.shared()

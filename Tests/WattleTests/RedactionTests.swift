@@ -104,6 +104,7 @@ struct RedactionTests {
             #"{"tokens": ["s3cr3t-a", "s3cr3t-b"], "n": 1}"#,
             #"{"token": {"value": "s3cr3t-value", "nested": [1, {"x": "s3cr3t-y"}]}, "n": 1}"#,
             #"{"password": true}"#,
+            #"{"pin": 987654321, "ok": true}"#,
         ])
     func jsonCredentialsOfAnyTypeRedacted(body: String) throws {
         let url = try #require(URL(string: "https://api.example.test/x"))
@@ -120,6 +121,18 @@ struct RedactionTests {
         }
     }
 
+    @Test("short credential names match only whole: a parameter that merely contains one stays readable")
+    func shortNamesMatchWhole() {
+        for name in ["pwd", "PIN", "pass", "otp", "passphrase", "db_passphrase"] {
+            let description = Request("x?\(name)=s3cr3t-value").description
+            #expect(!description.contains("s3cr3t-value"), "\(description)")
+        }
+        for name in ["compass", "shipping", "topping", "spinner", "bypass_cache", "page"] {
+            let description = Request("x?\(name)=plain-value").description
+            #expect(description.contains("\(name)=plain-value"), "\(description)")
+        }
+    }
+
     @Test(
         "credential-looking values are redacted in URLs the parser refuses as written, in fragments, and under short names",
         arguments: [
@@ -127,6 +140,8 @@ struct RedactionTests {
             "https://h.example/cb#access_token=s3cr3t-value&state=x",
             "https://h.example/blob?sv=2020&sig=s3cr3t-value",
             "https://h.example/x?client_credential=s3cr3t-value|y",
+            "login?user=ada&pwd=s3cr3t-value", "login?user=ada&Pass=s3cr3t-value", "unlock?passphrase=s3cr3t-value",
+            "verify?otp=s3cr3t-value", "card?PIN=s3cr3t-value",
         ])
     func urlCredentialsRedacted(endpoint: String) {
         let description = Request(endpoint).description

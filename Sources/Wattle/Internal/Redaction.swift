@@ -30,10 +30,14 @@ package enum Redaction {
     /// Whether a query parameter or JSON field name looks like it carries a credential.
     static func isSensitiveName(_ name: String) -> Bool {
         let lower = name.lowercased()
-        // Short names only whole: "sig" is inside "design", "jwt" could be inside anything.
-        if ["sig", "jwt", "sas"].contains(lower) { return true }
-        return ["token", "password", "passwd", "secret", "key", "signature", "auth", "session", "code", "credential"]
-            .contains { lower.contains($0) }
+        // Short names only whole: "sig" is inside "design", "pass" inside "compass", "pin"
+        // inside "shipping".
+        if ["sig", "jwt", "sas", "pass", "pwd", "pin", "otp", "totp", "cvv", "cvc"].contains(lower) { return true }
+        return [
+            "token", "password", "passwd", "passphrase", "pass_phrase", "secret", "key", "signature", "auth",
+            "session", "code", "credential",
+        ]
+        .contains { lower.contains($0) }
     }
 
     /// The URL with user-info removed and the values of credential-looking query parameters
