@@ -18,7 +18,8 @@ struct RequestCommand: AsyncParsableCommand {
     var verbose = false
 
     @Option(
-        name: [.short, .customLong("output")], help: "Save the body to FILE (streamed, with progress on a terminal).")
+        name: [.short, .customLong("output")],
+        help: "Save the body to FILE (streamed, with progress on a terminal); - is standard output.")
     var output: String?
 
     @Flag(
@@ -71,7 +72,8 @@ struct RequestCommand: AsyncParsableCommand {
     /// The parsed command as plain values.
     var invocation: RequestInvocation {
         RequestInvocation(
-            words: words, connection: connection.settings, verbose: verbose, output: output,
+            // `-o -` is standard output, as in curl and httpie (not a file named `-`).
+            words: words, connection: connection.settings, verbose: verbose, output: output == "-" ? nil : output,
             continueDownload: continueDownload, follow: follow, maxRedirects: maxRedirects, form: form,
             ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session)
     }

@@ -231,7 +231,11 @@ struct RequestInvocation: Equatable, Sendable {
     func send(_ prepared: Prepared) async throws -> Int32 {
         let (request, session) = (prepared.request, prepared.session)
         if prepared.printsRequestFirst { printRequest(request, session: session) }
-        if stream, output == nil { return try await sendStreaming(request, session: session) }
+        // To a file or a pipe the body is written as it arrives (`wattle URL > file`): a body
+        // of any size, in constant memory, as with `-S`.
+        if output == nil, stream || !FileHandleOutput.isTerminal(1) {
+            return try await sendStreaming(request, session: session)
+        }
 
         let outcome = await perform(request, session: session)
         guard case .success(let response) = outcome else {
@@ -266,10 +270,18 @@ struct RequestInvocation: Equatable, Sendable {
         }
         if verbose { printResponseHead(stream.response) }
         do {
+            // A write that fails (the reader of a pipe gone, `| head -1`) ends the stream, which
+            // may never end by itself; the write has said why, and the run exits 1.
             if FileHandleOutput.isTerminal(1) {
-                for try await line in stream.lines { FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: 1) }
+                for try await line in stream.lines {
+                    FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: 1)
+                    if FileHandleOutput.hasWriteFailed { return ExitStatus.usageOrOther }
+                }
             } else {
-                for try await piece in stream { FileHandleOutput.write(Array(piece), to: 1) }
+                for try await piece in stream {
+                    FileHandleOutput.write(Array(piece), to: 1)
+                    if FileHandleOutput.hasWriteFailed { return ExitStatus.usageOrOther }
+                }
             }
         } catch {
             printError(error.description)

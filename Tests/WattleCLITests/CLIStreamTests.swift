@@ -19,6 +19,21 @@ struct CLIStreamTests {
         #expect(result.text == "id: 0\ndata: {\"n\":0}\n\n")
     }
 
+    @Test("-S into a pipe whose reader has gone ends at the next write, exit 1, though the stream would go on")
+    func streamEndsWhenThePipeCloses() async throws {
+        let server = try await Servers.plain.value
+        // 100,000 events 50 ms apart: over an hour, unless the closed pipe ends it.
+        let url = server.url("events").absoluteString + "?count=100000&interval=50"
+        // Killed after 60 s if it does not end (137), so a hung run cannot outlive the test.
+        let script =
+            #"timeout -s KILL 60 "$0" -S "$1" | head -n 1; echo "status=${PIPESTATUS[0]}" >&2"#
+        let result = try await CLI.run(
+            ["-c", script, CLI.binary.path, url], binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.text == "id: 0\n")
+        #expect(result.stderr.contains("status=1\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("wattle: cannot write the output: Broken pipe"), "\(result.stderr)")
+    }
+
     @Test("--timeout bounds a stream (which has no stall timeout) and a download to a file, as it does any request")
     func timeoutBoundsStreams() async throws {
         let server = try await Servers.plain.value

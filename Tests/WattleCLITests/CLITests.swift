@@ -213,6 +213,37 @@ struct CLITests {
         #expect(result.stderr.contains("wattle: cannot write the output: Broken pipe"), "\(result.stderr)")
     }
 
+    @Test(
+        "a body larger than the in-memory limit (100 MiB) is written whole to a redirected standard output, as it arrives"
+    )
+    func largeBodyToARedirectedOutput() async throws {
+        let server = try await Servers.plain.value
+        let size = 100 * 1_048_576 + 65_536
+        let files = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: files) }
+        let file = files.appendingPathComponent("big.bin")
+        let script = #""$0" "$1" > "$2"; echo "status=$?" >&2"#
+        let result = try await CLI.run(
+            ["-c", script, CLI.binary.path, server.url("bytes/\(size)").absoluteString, file.path],
+            binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.stderr == "status=0\n")
+        let written = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int
+        #expect(written == size)
+    }
+
+    @Test("-o - is standard output, not a file named -")
+    func outputDash() async throws {
+        let server = try await Servers.plain.value
+        let files = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: files) }
+        let script = #"cd "$2" && "$0" -o - "$1"; echo "status=$?" >&2; ls -A"#
+        let result = try await CLI.run(
+            ["-c", script, CLI.binary.path, server.url("bytes/1000").absoluteString, files.path],
+            binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.stderr == "status=0\n")
+        #expect(result.stdout.count == 1000, "nothing written to a file, so ls prints nothing")
+    }
+
     @Test("a standard method in lower case is the method, as in httpie")
     func lowerCaseMethod() async throws {
         let server = try await Servers.plain.value
