@@ -11,7 +11,7 @@ import Foundation
 /// `Decimal`, `URL`, `Date` (ISO 8601), `nil`, arrays of these, and (in JSON bodies) nested
 /// `Parameters` or `[String: any Sendable]`. In a query, `nil` is left out and an array
 /// repeats its name (`tag=a&tag=b`).
-public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
+public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflectable {
     /// The pairs in order.
     public var items: [(name: String, value: any Sendable)]
 
@@ -28,6 +28,27 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral {
     /// Creates parameters from a dictionary, sorted by name so the result is deterministic.
     public init(_ dictionary: [String: any Sendable]) {
         items = dictionary.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+    }
+
+    /// What `dump` shows: each name with its value, `<redacted>` for a credential-looking name
+    /// (`password`, `api_key`, `pin`), and only the type of a nested value (which may hold one).
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: items.map { item -> Mirror.Child in
+                let value: Any
+                switch item.value {
+                case _ where Redaction.isSensitiveName(item.name): value = "<redacted>"
+                case let scalar as String: value = scalar
+                case let scalar as Bool: value = scalar
+                case let scalar as Int: value = scalar
+                case let scalar as Double: value = scalar
+                case _ where Self.isNil(item.value): value = "nil"
+                default: value = "<\(type(of: item.value))>"
+                }
+                return (label: item.name, value: value)
+            },
+            displayStyle: .dictionary)
     }
 
     /// Whether there are no pairs.

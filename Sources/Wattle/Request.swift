@@ -16,7 +16,7 @@ public import Foundation
 /// request.timeout = .seconds(5)
 /// let response = try await session.send(request)
 /// ```
-public struct Request: Sendable, CustomStringConvertible {
+public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// The endpoint: a path relative to the base URL, or an absolute URL.
     public var endpoint: String
     /// The method.
@@ -88,6 +88,18 @@ public struct Request: Sendable, CustomStringConvertible {
 
     /// `METHOD endpoint`, with credential-looking query values redacted.
     public var description: String { "\(method) \(Redaction.url(endpoint))" }
+
+    /// What `dump` shows: the endpoint as ``description`` shows it, the query and headers with
+    /// credential-looking values redacted, and the body's size, not its bytes.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "endpoint": Redaction.fullURL(endpoint), "method": method, "query": query, "headers": headers,
+                "body": body, "timeout": timeout as Any, "authentication": authentication,
+            ],
+            displayStyle: .struct)
+    }
 
     /// The absolute URL of this request against a base URL.
     public func url(relativeTo baseURL: URL?) throws(WattleError) -> URL {

@@ -13,7 +13,7 @@ public import Foundation
 /// let body = RequestBody.data(bytes, contentType: "image/png")
 /// let body = RequestBody.file(videoURL, contentType: "video/mp4")  // streamed from disk
 /// ```
-public struct RequestBody: Sendable {
+public struct RequestBody: Sendable, CustomReflectable {
     /// The encoded bytes (empty for ``none``).
     public var data: Data
     /// The `Content-Type` sent with the body, unless the request sets its own; it replaces a
@@ -28,6 +28,18 @@ public struct RequestBody: Sendable {
     public private(set) var segments: [Segment] = []
     /// A JSON object from parameters that could not be encoded; reported when sent.
     var deferredError: WattleError?
+
+    /// What `dump` shows: the content type, the size of the bytes (not the bytes: a body may
+    /// carry a password), and the file or the number of pieces streamed.
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "contentType": contentType as Any, "data": "\(data.count) bytes", "file": file?.path as Any,
+                "segments": "\(segments.count) pieces",
+            ],
+            displayStyle: .struct)
+    }
 
     /// No body.
     public static let none = RequestBody(data: Data(), contentType: nil)

@@ -18,7 +18,7 @@ public import Foundation
 ///
 /// Descriptions never contain a token, a password or another credential: header values are
 /// never included, and bodies quoted in ``decoding(type:underlying:bodyPrefix:)`` are redacted.
-public enum WattleError: Error, Sendable, CustomStringConvertible {
+public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflectable {
     /// The URL could not be built or is not an `http`/`https` URL.
     case invalidURL(String, reason: String)
     /// A header name or value was refused (CR, LF or NUL, or a name that is not a token).
@@ -181,4 +181,12 @@ extension WattleError: LocalizedError {
     /// The same text as ``description``, so `error.localizedDescription` carries the context
     /// (and, as the description, no credential).
     public var errorDescription: String? { description }
+}
+
+extension WattleError {
+    /// What `dump` shows: the ``description``, whose URLs are redacted, rather than the
+    /// associated values as they are (a URL's query may carry a token).
+    public var customMirror: Mirror {
+        Mirror(self, children: ["description": description], displayStyle: .enum)
+    }
 }

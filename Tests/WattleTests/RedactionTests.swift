@@ -74,6 +74,30 @@ struct RedactionTests {
         #expect(dumpedResponse.contains("/echo"))
     }
 
+    @Test("dump of a request, its parameters and body, and of an error shows no credential")
+    func dumpsOfRequestsAndErrorsRedact() throws {
+        let request = Request(
+            "https://ada:pa55word@h.example/x?access_token=tok-in-endpoint&page=2", method: .post,
+            query: ["api_key": "key-in-query", "pin": 123_456, "user": "ada", "nested": ["password": "in-nested"]],
+            headers: ["Authorization": "Bearer bearer-secret"],
+            body: .data(Data(#"{"password":"body-secret"}"#.utf8), contentType: "application/json"))
+        var dumped = ""
+        dump(request, to: &dumped)
+        for secret in [
+            "pa55word", "tok-in-endpoint", "key-in-query", "123456", "in-nested", "bearer-secret", "body-secret",
+        ] {
+            #expect(!dumped.contains(secret), "dump shows \(secret): \(dumped)")
+        }
+        #expect(dumped.contains("page=2") && dumped.contains("ada") && dumped.contains("26 bytes"), "\(dumped)")
+
+        let url = try #require(URL(string: "https://ada:pa55word@h.example/x?access_token=tok-in-url"))
+        let error = WattleError.timedOut(phase: .total, after: .seconds(1), url: url)
+        var dumpedError = ""
+        dump(error, to: &dumpedError)
+        #expect(!dumpedError.contains("tok-in-url") && !dumpedError.contains("pa55word"), "\(dumpedError)")
+        #expect(dumpedError.contains("h.example/x"), "\(dumpedError)")
+    }
+
     @Test(
         "form-encoded credentials are redacted wherever they stand in a body",
         arguments: [
