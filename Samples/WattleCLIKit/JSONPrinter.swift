@@ -70,8 +70,9 @@ public enum JSONPrinter {
         return output
     }
 
-    /// Whether `data` is one JSON value (an object, an array or a scalar).
+    /// Whether `data` is one JSON value (an object, an array or a scalar), as RFC 8259 has it
+    /// (no trailing comma, no `NaN`, UTF-8).
     public static func isJSON(_ data: Data) -> Bool {
-        (try? JSONDecoder().decode(JSONValue.self, from: data)) != nil
+        StrictJSON.isValid(Array(data))
     }
 }

@@ -91,6 +91,7 @@ struct CLIBodyTests {
             ),
             (["@" + files.folder.path], "it is a folder"),
             (["a:=@" + files.arg("bad.json")], "a:=@\(files.arg("bad.json")): the file is not valid JSON"),
+            (["ids:=[1,2,]"], "the value of ids:= is not valid JSON: [1,2,]"),
             (["a=@" + files.arg("blob.bin")], "the file is not UTF-8 text"),
             (["up@" + files.arg("note.txt")], "uploads a file: it needs --form (-f)"),
             (["a=1", "@" + files.arg("note.txt")], "cannot be mixed with body fields"),

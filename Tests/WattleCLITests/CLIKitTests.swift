@@ -41,6 +41,23 @@ struct CLIKitTests {
         #expect(throws: RequestItemError.self) { try RequestItem.parse("=@file") }
     }
 
+    @Test(
+        "JSON is checked as RFC 8259 has it: no trailing comma, leading zero, NaN, bare control character or bad UTF-8")
+    func strictJSON() {
+        let valid = [
+            "0", "-0.5e+10", "1E3", #""a\u00e9\n""#, "true", " null ", "[]", "{}", #"{"a":[1,{"b":null}],"c":"é"}"#,
+            "[1, 2 ,3]", #"{"a" : 1 , "b":2}"#, String(repeating: "[", count: 500) + String(repeating: "]", count: 500),
+        ]
+        for text in valid { #expect(JSONPrinter.isJSON(Data(text.utf8)), "\(text)") }
+        let invalid = [
+            "", " ", "[1,]", #"{"a":1,}"#, "[,1]", "[1,,2]", "01", "-", "1.", ".5", "1e", "+1", "NaN", "Infinity",
+            "tru", "nul", "'a'", #""a"#, "\"a\u{1}b\"", #""\x""#, #""\u12""#, "{a:1}", #"{"a" 1}"#, "[1] [2]",
+            "[1", #"{"a":1"#, "/* */1", String(repeating: "[", count: 600) + String(repeating: "]", count: 600),
+        ]
+        for text in invalid { #expect(!JSONPrinter.isJSON(Data(text.utf8)), "\(text)") }
+        #expect(!JSONPrinter.isJSON(Data([0x22, 0xFF, 0x22])))  // not UTF-8
+    }
+
     @Test("JSON is re-indented in the server's key order, coloured only when asked")
     func prettyJSON() {
         let text = #"{"z":1,"a":[true,null,"x"],"o":{},"s":"a,b:{c}"}"#
