@@ -105,13 +105,57 @@ struct CLIBasicAuthTests {
         let fromEnvironment = try await CLI.run(
             ["-a", "alice", Self.checked(server)], environment: ["WATTLE_PASSWORD": Self.password])
         #expect(fromEnvironment.status == 0, "\(fromEnvironment.stderr)")
-        // Standard input is never read for it: it may be the body.
+        // Standard input is never read for it: it may be the body. (In a session of its own,
+        // with no terminal to ask on even when the tests run on one.)
         let missing = try await CLI.run(
-            ["-a", "alice", Self.checked(server)], input: .pipe(Data("\(Self.password)\n".utf8)))
+            ["-a", "alice", Self.checked(server)], input: .pipe(Data("\(Self.password)\n".utf8)),
+            wrapper: ["/usr/bin/setsid", "-w"])
         #expect(missing.status == 1)
         #expect(
             missing.stderr.contains("no password for -a") && missing.stderr.contains("WATTLE_PASSWORD"),
             "\(missing.stderr)")
+    }
+
+    @Test("-a USER with the body on standard input asks for the password on the terminal, as curl does")
+    func passwordAskedOnTheTerminalWhileStdinIsTheBody() async throws {
+        let server = try await Servers.plain.value
+        let files = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: files) }
+        let body = files.appendingPathComponent("body.json")
+        try Data(#"{"n":1}"#.utf8).write(to: body)
+        // script(1) runs the command on a terminal of its own; what is written to script's
+        // standard input is typed on it. The password is typed once the prompt is shown (the
+        // prompt discards what was typed before it).
+        let command = "'\(CLI.binary.path)' -a alice PUT '\(Self.checked(server))' < '\(body.path)'"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let seen = try await Task.detached { () -> String in
+            var text = ""
+            while !text.contains("Password: ") {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { break }
+                text += String(decoding: chunk, as: UTF8.self)
+            }
+            if text.contains("Password: ") {
+                try input.fileHandleForWriting.write(contentsOf: Data("\(Self.password)\n".utf8))
+            }
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            return text + String(decoding: rest, as: UTF8.self)
+        }.value
+        process.waitUntilExit()
+        try? input.fileHandleForWriting.close()
+        #expect(process.terminationStatus == 0, "\(seen)")
+        // The body is printed for a terminal: pretty and coloured.
+        #expect(seen.contains("Password: ") && seen.contains("authenticated"), "\(seen)")
+        #expect(seen.contains("true") && !seen.contains("false") && seen.contains("alice"), "\(seen)")
+        #expect(!seen.contains(Self.password), "not echoed")
     }
 
     @Test("bad credentials and a second Authorization are usage errors naming the problem, not the password")

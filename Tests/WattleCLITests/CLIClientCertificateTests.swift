@@ -205,10 +205,13 @@ struct CLIClientCertificateTests {
 
         let opened = try await CLI.run(trust + files + [url], environment: ["WATTLE_CERT_PASSWORD": passphrase])
         #expect(opened.status == 0, "\(opened.stderr)")
-        let none = try await CLI.run(trust + files + [url])
+        // In a session of its own (setsid), with no terminal to ask on even when the tests run on one.
+        let noTerminal = ["/usr/bin/setsid", "-w"]
+        let none = try await CLI.run(trust + files + [url], wrapper: noTerminal)
         #expect(none.status == 1 && none.stderr.contains("is encrypted: set WATTLE_CERT_PASSWORD"), "\(none.stderr)")
         // Standard input that is a request's body is never read for the passphrase.
-        let piped = try await CLI.run(trust + files + ["POST", url], input: .pipe(Data((passphrase + "\n").utf8)))
+        let piped = try await CLI.run(
+            trust + files + ["POST", url], input: .pipe(Data((passphrase + "\n").utf8)), wrapper: noTerminal)
         #expect(piped.status == 1 && piped.stderr.contains("is encrypted: set WATTLE_CERT_PASSWORD"), "\(piped.stderr)")
         let wrong = try await CLI.run(trust + files + [url], environment: ["WATTLE_CERT_PASSWORD": "not-it-9Q"])
         #expect(wrong.status == 2 && wrong.stderr.contains("could not be used"), "\(wrong.stderr)")
