@@ -23,6 +23,7 @@ import NIOPosix
 /// | `/large-head` | a 200 head announcing 200 MB and no body (for HEAD requests) |
 /// | `/terminal-escapes` | `ESC ] 0 ; … BEL` (a terminal's set-title sequence) in a header value and in a `text/plain` body (`?json`: a JSON body holding a raw C1 CSI) |
 /// | `/ok` | a small valid response |
+/// | `/not-http` | an SSH server's greeting line, then FIN: not HTTP at all |
 public final class FaultServer: Sendable {
     private let channel: any Channel
     /// The port.
@@ -132,6 +133,8 @@ final class FaultHandler: ChannelInboundHandler {
                 write("HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789", context: context), context: context)
         case "/never":
             break
+        case "/not-http":
+            closeAfter(write("SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n", context: context), context: context)
         case "/trickle":
             _ = write("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n", context: context)
             let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)

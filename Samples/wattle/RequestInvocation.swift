@@ -81,7 +81,8 @@ struct RequestInvocation: Equatable, Sendable {
                     "\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
                 )
             default:
-                printError(error.description)
+                // The library's advice names its settings; the CLI's options are what a user of it has.
+                printError(described(error))
             }
             return ExitCode(ExitStatus.forError(error))
         case let error as KeychainFileError:
@@ -93,6 +94,24 @@ struct RequestInvocation: Equatable, Sendable {
             return ExitCode(ExitStatus.usageOrOther)
         default:
             return error
+        }
+    }
+
+    /// `error`'s description, and the CLI's way to act on it where the description names a
+    /// library setting.
+    static func described(_ error: WattleError) -> String {
+        [error.description, cliHint(for: error)].compactMap { $0 }.joined(separator: " ")
+    }
+
+    /// The CLI's way to act on `error`, where the library's description names a setting.
+    static func cliHint(for error: WattleError) -> String? {
+        switch error {
+        case .timedOut(.total, _, _): "From the CLI: --timeout SECONDS."
+        case .timedOut(.stall, _, _): "From the CLI: --stall-timeout SECONDS (0: none)."
+        case .invalidURL(_, let reason) where reason.contains("relative"):
+            "From the CLI: give the URL with its scheme (http:// or https://), or --base-url."
+        case .responseTooLarge: "From the CLI: -o FILE, or redirect the output (> FILE), to write a body of any size."
+        default: nil
         }
     }
 
@@ -284,7 +303,7 @@ struct RequestInvocation: Equatable, Sendable {
                 }
             }
         } catch {
-            printError(error.description)
+            printError(Self.described(error))
             return ExitStatus.forError(error)
         }
         return ExitStatus.success

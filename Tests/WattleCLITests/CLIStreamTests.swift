@@ -44,6 +44,7 @@ struct CLIStreamTests {
         #expect(
             streamed.status == 2 && streamed.stderr.contains("Timed out in the total phase after 10 s"),
             "\(streamed.stderr)")
+        #expect(streamed.stderr.contains("From the CLI: --timeout SECONDS."), "\(streamed.stderr)")
         #expect(streamed.text == "id: 0\ndata: {\"n\":0}\n\n")
         let files = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: files) }

@@ -231,6 +231,15 @@ struct CLITests {
         #expect(written == size)
     }
 
+    @Test("an error naming a library setting also says which option does it from the CLI")
+    func errorsNameTheCLIOption() async throws {
+        let relative = try await CLI.run(["users/42"])
+        #expect(relative.status == 1)
+        #expect(
+            relative.stderr.contains("it is relative") && relative.stderr.contains("--base-url"), "\(relative.stderr)")
+        #expect(relative.stderr.split(separator: "\n").count == 1, "\(relative.stderr)")
+    }
+
     @Test("-o - is standard output, not a file named -")
     func outputDash() async throws {
         let server = try await Servers.plain.value

@@ -16,6 +16,13 @@ enum Faults {
         ("never", { if case .timedOut = $0 { true } else { false } }),
         ("huge-header", { if case .headersTooLarge = $0 { true } else { false } }),
         ("many-headers", { if case .headersTooLarge = $0 { true } else { false } }),
+        // Not `invalidURL`: the URL is fine, the server is not an HTTP one.
+        (
+            "not-http",
+            {
+                if case .transport(_, let message) = $0 { message.contains("did not answer in HTTP") } else { false }
+            }
+        ),
     ]
 
     static func session(_ configure: (inout Configuration) -> Void = { _ in }) -> Session {

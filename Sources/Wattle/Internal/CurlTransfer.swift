@@ -862,6 +862,13 @@ final class CurlTransfer: @unchecked Sendable {
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_HTTP2_STREAM,
             CURLE_HTTP2:
             return .connectionLost(host: host, reason: message)
+        case CURLE_UNSUPPORTED_PROTOCOL where message.contains("HTTP/0.9"):
+            // The URL is fine: what answered is not an HTTP server (an `http` URL to a TLS
+            // port, an SSH or database port), which libcurl reads as HTTP/0.9 and refuses.
+            return .transport(
+                code: Int(code.rawValue),
+                message:
+                    "\(host) did not answer in HTTP (\(message)); is the port right, and is it an https one?")
         case CURLE_UNSUPPORTED_PROTOCOL, CURLE_URL_MALFORMAT:
             return .invalidURL(request.target.string, reason: message)
         default:
