@@ -17,7 +17,7 @@ public import Foundation
 /// | `Int` | 8 bytes, `Int64` little-endian |
 /// | `Double` | 8 bytes, IEEE-754 bit pattern little-endian |
 /// | `Float` | 4 bytes, IEEE-754 bit pattern little-endian |
-/// | `Codable` | JSON from `JSONEncoder` with `.sortedKeys` |
+/// | `Codable` | JSON from `JSONEncoder` with `.sortedKeys` and `.withoutEscapingSlashes` |
 ///
 /// A missing key reads as `nil`; bytes that are not a valid encoding of the asked type throw
 /// ``KeychainError/decode``.

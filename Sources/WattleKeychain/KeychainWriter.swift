@@ -43,7 +43,7 @@ extension KeychainWriter {
         try set(ValueEncoding.encode(value), forKey: key)
     }
 
-    /// Stores any Encodable as JSON (`JSONEncoder`, `.sortedKeys`).
+    /// Stores any Encodable as JSON (`JSONEncoder`, `.sortedKeys` and `.withoutEscapingSlashes`).
     ///
     /// ```swift
     /// try keychain.setCodable(token, forKey: "token")

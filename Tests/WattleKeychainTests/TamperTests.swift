@@ -147,6 +147,19 @@ import Testing
         try replace(secretDamaged, in: store)
         #expect(try keychain.allKeys().count == 2)
         #expect(try store.copyMatching(scan.withAttributes()).count == 1)
+        // A scan of the whole class that matches only it, by account, is decode: the item is
+        // there (itemNotFound would have the caller add it, and fail with duplicateItem).
+        let secretDamagedAccount = try #require(
+            Self.keys.first { key in
+                key != damagedKey && keychainError { _ = try keychain.string(forKey: key) } == .decode
+            })
+        let byAccount = KeychainQuery(
+            .genericPassword, attributes: KeychainAttributes(account: secretDamagedAccount), matchLimit: .one)
+        #expect(keychainError { _ = try store.copyMatching(byAccount) } == .decode)
+        #expect(
+            keychainError {
+                try store.update(byAccount, with: KeychainUpdate(attributes: KeychainAttributes { $0.comment = "x" }))
+            } == .decode)
         // An update that keeps the secrets skips it and changes the one good item.
         try store.update(scan, with: KeychainUpdate(attributes: KeychainAttributes { $0.comment = "again" }))
         #expect(try store.copyMatching(scan.withAttributes()).map { $0.attributes?.comment } == ["again"])

@@ -18,11 +18,13 @@ extension KeychainEngine {
         var narrowed: Bool
 
         /// The error when nothing matched: `decode` when a damaged row of the identity or
-        /// service asked for was skipped (it may have been the one), else `itemNotFound`. A
-        /// damaged row found by a scan of the whole class belongs to no one the caller named
-        /// (Apple answers `errSecItemNotFound` there too).
-        func nothingMatched(damaged: Bool) -> KeychainError {
-            damaged && narrowed ? .decode : .itemNotFound
+        /// service asked for was skipped (it may have been the one), or a row that matched had
+        /// a damaged secret, else `itemNotFound`. A row whose attributes are damaged, found by
+        /// a scan of the whole class, belongs to no one the caller named (Apple answers
+        /// `errSecItemNotFound` there too); one that matched does (`itemNotFound` would have
+        /// the caller add it again, and fail with `duplicateItem`).
+        func nothingMatched(damaged: Bool, matchedDamaged: Bool) -> KeychainError {
+            matchedDamaged || (damaged && narrowed) ? .decode : .itemNotFound
         }
     }
 
@@ -81,26 +83,29 @@ extension KeychainEngine {
         let checkAttributes = needsAttributes(query, selection)
         var results: [KeychainMatch] = []
         var damaged = false
+        // A row that matched the query but whose secret is damaged.
+        var matchedDamaged = false
         for row in selection.rows {
-            let candidate = try skippingDamaged(&damaged) { () throws -> KeychainMatch? in
-                var match = KeychainMatch(itemClass: query.itemClass)
-                if checkAttributes || query.returnAttributes {
-                    let decoded = try openAttributes(row)
-                    guard matches(decoded, query) else { return nil }
-                    if query.returnAttributes {
-                        match.attributes = decoded.attributes
-                        match.accessibility = decoded.accessibility
-                        match.synchronizable = decoded.synchronizable
-                    }
+            var match = KeychainMatch(itemClass: query.itemClass)
+            if checkAttributes || query.returnAttributes {
+                guard let decoded = try skippingDamaged(&damaged, { try openAttributes(row) }), matches(decoded, query)
+                else { continue }
+                if query.returnAttributes {
+                    match.attributes = decoded.attributes
+                    match.accessibility = decoded.accessibility
+                    match.synchronizable = decoded.synchronizable
                 }
-                if query.returnData { match.data = try openSecret(row) }
-                return match
             }
-            guard let match = candidate ?? nil else { continue }
+            if query.returnData {
+                guard let data = try skippingDamaged(&matchedDamaged, { try openSecret(row) }) else { continue }
+                match.data = data
+            }
             results.append(match)
             if query.matchLimit == .one { break }
         }
-        guard !results.isEmpty else { throw selection.nothingMatched(damaged: damaged) }
+        guard !results.isEmpty else {
+            throw selection.nothingMatched(damaged: damaged, matchedDamaged: matchedDamaged)
+        }
         return results
     }
 
@@ -112,6 +117,7 @@ extension KeychainEngine {
             let selection = try select(query)
             var found = false
             var damaged = false
+            var matchedDamaged = false
             for row in selection.rows {
                 guard let decoded = try skippingDamaged(&damaged, { try openAttributes(row) }),
                     matches(decoded, query)
@@ -123,7 +129,7 @@ extension KeychainEngine {
                 }
                 // Re-sealed with the secret it has, unless given a new one: one whose secret is
                 // damaged is skipped (a new secret replaces it).
-                guard let secret = try change.data ?? skippingDamaged(&damaged, { try openSecret(row) }) else {
+                guard let secret = try change.data ?? skippingDamaged(&matchedDamaged, { try openSecret(row) }) else {
                     continue
                 }
                 found = true
@@ -145,7 +151,7 @@ extension KeychainEngine {
                     try storage.insert(updated)
                 }
             }
-            guard found else { throw selection.nothingMatched(damaged: damaged) }
+            guard found else { throw selection.nothingMatched(damaged: damaged, matchedDamaged: matchedDamaged) }
         }
     }
 
@@ -166,7 +172,7 @@ extension KeychainEngine {
                 }
                 if try storage.delete(id: row.id) { deleted += 1 }
             }
-            guard deleted > 0 else { throw selection.nothingMatched(damaged: damaged) }
+            guard deleted > 0 else { throw selection.nothingMatched(damaged: damaged, matchedDamaged: false) }
         }
     }
 
