@@ -109,17 +109,12 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
     public var isSuccess: Bool { error == nil && (200..<300).contains(statusCode) }
 
     /// The body as text, decoded with the charset of `Content-Type` (UTF-8 by default), or
-    /// `nil` if it is not valid in that charset.
+    /// `nil` if it is not valid in that charset. Decoded: UTF-8, ISO-8859-1, US-ASCII,
+    /// Windows-1252, and UTF-16 and UTF-32 (with a byte-order mark, or `le`/`be`). A body in
+    /// another charset is given only when its bytes are ASCII (read alike by all of them), and
+    /// is `nil` otherwise: decode ``data`` yourself.
     public var string: String? {
-        let charset = headers["Content-Type"].flatMap(Self.charset(of:))
-        switch charset {
-        case "iso-8859-1", "latin1", "us-ascii", "ascii":
-            return String(data: data, encoding: .isoLatin1)
-        case "utf-16":
-            return String(data: data, encoding: .utf16)
-        default:
-            return String(validating: data, as: UTF8.self)
-        }
+        CharsetDecoding.decode(data, charset: headers["Content-Type"].flatMap(Self.charset(of:)))
     }
 
     /// The body parsed as any JSON value, for when there is no `Decodable` type for it.

@@ -53,6 +53,31 @@ struct StatusAndDecodingTests {
         #expect(response.string?.contains("Ada Lovelace") == true)
     }
 
+    @Test(
+        "string decodes the body in the charset Content-Type names; another charset is given only when the bytes are ASCII",
+        arguments: [
+            ("text/plain", [0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+            ("text/plain; charset=UTF-8", [0x63, 0x61, 0x66, 0xC3, 0xA9], "café"),
+            ("text/plain", [0x63, 0x61, 0x66, 0xE9], nil),  // not UTF-8
+            ("text/plain; charset=ISO-8859-1", [0x63, 0x61, 0x66, 0xE9], "café"),
+            ("text/plain; charset=\"latin1\"", [0xE9], "é"),
+            ("text/plain; charset=windows-1252", [0x63, 0x61, 0x66, 0xE9, 0x20, 0x80, 0x93, 0x94], "café €“”"),
+            ("text/plain; charset=us-ascii", [0x68, 0x69], "hi"),
+            ("text/plain; charset=us-ascii", [0xE9], nil),
+            ("text/plain; charset=utf-16le", [0x68, 0x00, 0x69, 0x00], "hi"),
+            ("text/plain; charset=utf-16be", [0x00, 0x68, 0x00, 0x69], "hi"),
+            ("text/plain; charset=utf-16", [0xFF, 0xFE, 0x68, 0x00, 0x69, 0x00], "hi"),
+            ("text/plain; charset=utf-32le", [0x68, 0x00, 0x00, 0x00], "h"),
+            ("application/json; charset=shift_jis", [0x7B, 0x7D], "{}"),
+            ("text/plain; charset=shift_jis", [0x83, 0x65], nil),  // テ: not decoded, never guessed as UTF-8
+            ("text/plain; charset=iso-2022-jp", [0x1B, 0x24, 0x42, 0x25, 0x46, 0x1B, 0x28, 0x42], nil),
+        ] as [(String, [UInt8], String?)])
+    func charsets(contentType: String, bytes: [UInt8], expected: String?) throws {
+        let url = try #require(URL(string: "http://127.0.0.1/text"))
+        let response = Response(statusCode: 200, headers: ["Content-Type": contentType], data: Data(bytes), url: url)
+        #expect(response.string == expected)
+    }
+
     @Test("a decoding failure names the type, the reason and the start of the body")
     func decodingError() async throws {
         struct User: Decodable { var id: Int; var missing: String }
