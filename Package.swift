@@ -143,7 +143,7 @@ let package = Package(
         ),
         .testTarget(
             name: "WattleKeychainTests",
-            dependencies: ["WattleKeychain", "WattleTesting", "KeychainStressWorker"],
+            dependencies: ["WattleKeychain", "WattleTesting", "KeychainStressWorker", "TestProxies"],
             swiftSettings: strictSettings
         ),
         .testTarget(
@@ -155,7 +155,8 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        // Real proxies (tinyproxy, microsocks) started by the library's and the CLI's tests.
+        // Real proxies (tinyproxy, microsocks) started by the library's and the CLI's tests, and
+        // ChildProcess, which starts the processes tests run.
         .target(
             name: "TestProxies",
             path: "Tests/TestProxies",

@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -54,13 +55,14 @@ enum CLI {
     static func runBlocking(
         _ arguments: [String], environment: [String: String], input: Input = .none, wrapper: [String], binary: URL
     ) throws -> Result {
-        let process = Process()
+        let executable: String
+        let processArguments: [String]
         if wrapper.isEmpty {
-            process.executableURL = binary
-            process.arguments = arguments
+            executable = binary.path
+            processArguments = arguments
         } else {
-            process.executableURL = URL(fileURLWithPath: wrapper[0])
-            process.arguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
+            executable = wrapper[0]
+            processArguments = Array(wrapper.dropFirst()) + [binary.path] + arguments
         }
         var env = ProcessInfo.processInfo.environment
         for key in [
@@ -71,46 +73,19 @@ enum CLI {
             env[key] = nil
         }
         env.merge(environment) { $1 }
-        process.environment = env
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        var inputPipe: Pipe?
+        let childInput: ChildProcess.Input
         switch input {
-        case .none:
-            process.standardInput = FileHandle.nullDevice
-        case .pipe(let data):
-            // Written before the child starts: it fits the pipe's buffer, and no write can meet
-            // a reader that has gone (SIGPIPE).
-            precondition(data.count <= 65_536, "more than a pipe's buffer")
-            let pipe = Pipe()
-            try pipe.fileHandleForWriting.write(contentsOf: data)
-            process.standardInput = pipe
-            inputPipe = pipe
-        case .file(let url):
-            process.standardInput = try FileHandle(forReadingFrom: url)
+        case .none: childInput = .none
+        case .pipe(let data): childInput = .data(data)
+        case .file(let url): childInput = .file(url.path)
         }
-        try process.run()
-        // The child holds its own end: closing ours is the end of its input.
-        try inputPipe?.fileHandleForWriting.close()
-        // Read stderr on a thread of its own while stdout is read here, so neither pipe fills
-        // up and blocks the child. (Not a Task: the cooperative pool must not be blocked.)
-        let box = Box()
-        let done = DispatchSemaphore(value: 0)
-        let reader = Thread {
-            box.data = err.fileHandleForReading.readDataToEndOfFile()
-            done.signal()
-        }
-        reader.start()
-        let outputData = out.fileHandleForReading.readDataToEndOfFile()
-        done.wait()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus, stdout: outputData, stderr: String(decoding: box.data, as: UTF8.self))
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let child = try ChildProcess(executable, processArguments, environment: env, input: childInput)
+        let (outputData, errorData) = child.readToEnd()
+        let status = child.waitForExit()
+        return Result(status: status, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
     }
 
-    private final class Box: @unchecked Sendable { var data = Data() }
 }
 
 struct Echo: Decodable {

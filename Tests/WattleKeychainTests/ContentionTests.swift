@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 
 @testable import WattleKeychain
@@ -95,11 +96,11 @@ import Testing
             ])
         }
         var operations: [Logged] = []
-        for (worker, (process, output, errors)) in workers.enumerated() {
-            let out = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0, "worker \(worker): \(err)")
+        for (worker, child) in workers.enumerated() {
+            let (outData, errData) = child.readToEnd()
+            let out = String(decoding: outData, as: UTF8.self)
+            let err = String(decoding: errData, as: UTF8.self)
+            #expect(child.waitForExit() == 0, "worker \(worker): \(err)")
             #expect(out.hasPrefix("done "))
             let log = try String(contentsOf: folder.appendingPathComponent("log-\(worker)"), encoding: .utf8)
             operations += Self.parse(log)

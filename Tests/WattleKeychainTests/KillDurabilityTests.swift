@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 
 @testable import WattleKeychain
@@ -84,17 +85,17 @@ import Glibc
                 model = [:]
                 freshStarts += 1
             }
-            let (process, output, _) = try MultiProcessTests.start(["mixkill", url.path, keyURL.path, "\(round)"])
+            let worker = try MultiProcessTests.start(["mixkill", url.path, keyURL.path, "\(round)"])
             var received = Data()
             if round % 5 == 0 {
                 usleep(UInt32.random(in: 0...40_000, using: &generator))  // anywhere, start-up included
             } else {
-                received.append(output.fileHandleForReading.availableData)
+                received.append(worker.availableOutput())
                 usleep(UInt32.random(in: 0...20_000, using: &generator))
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            received.append(output.fileHandleForReading.readDataToEndOfFile())
+            kill(worker.pid, SIGKILL)
+            worker.waitForExit()
+            received.append(worker.readToEnd().output)
             let (acknowledged, pending, ready) = Self.parse(String(decoding: received, as: UTF8.self), iteration: round)
             if !ready { killedBeforeReady += 1 }
             for operation in acknowledged { model[operation.key] = operation.value }

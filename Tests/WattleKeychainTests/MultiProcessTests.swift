@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import WattleTesting
 
@@ -34,16 +35,10 @@ import Glibc
         var errors: String
     }
 
-    static func start(_ arguments: [String]) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = try workerURL()
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        return (process, output, errors)
+    /// Starts the worker (by posix_spawn: Foundation's `Process.run()` can crash, see
+    /// `ChildProcess`).
+    static func start(_ arguments: [String]) throws -> ChildProcess {
+        try ChildProcess(try workerURL().path, arguments, environment: ProcessInfo.processInfo.environment)
     }
 
     @Test(.timeLimit(.minutes(2)))
@@ -56,13 +51,11 @@ import Glibc
         // The keychain does not exist yet: the four race to create it too.
         let workers = try (0..<4).map { try Self.start(["write", path, key, "p\($0)", "1000"]) }
         let results = await withTaskGroup(of: Finished.self) { group in
-            for (process, output, errors) in workers {
+            for worker in workers {
                 group.addTask {
-                    let out = output.fileHandleForReading.readDataToEndOfFile()
-                    let err = errors.fileHandleForReading.readDataToEndOfFile()
-                    process.waitUntilExit()
+                    let (out, err) = worker.readToEnd()
                     return Finished(
-                        status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+                        status: worker.waitForExit(), output: String(decoding: out, as: UTF8.self),
                         errors: String(decoding: err, as: UTF8.self))
                 }
             }
@@ -98,19 +91,19 @@ import Glibc
         var lastCounter: Int?
         var generator = SystemRandomNumberGenerator()
         for iteration in 0..<100 {
-            let (process, output, _) = try Self.start(["kill", url.path, keyURL.path, "\(iteration)"])
+            let worker = try Self.start(["kill", url.path, keyURL.path, "\(iteration)"])
             var received = Data()
             if iteration % 4 != 0 {
                 // Most kills land during writes: wait for "ready", then a random moment.
-                received.append(output.fileHandleForReading.availableData)
+                received.append(worker.availableOutput())
                 usleep(UInt32.random(in: 0...15_000, using: &generator))
             } else {
                 // Some land anywhere, start-up and creation included.
                 usleep(UInt32.random(in: 0...40_000, using: &generator))
             }
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            received.append(output.fileHandleForReading.readDataToEndOfFile())
+            kill(worker.pid, SIGKILL)
+            worker.waitForExit()
+            received.append(worker.readToEnd().output)
             let lines = String(decoding: received, as: UTF8.self).split(
                 separator: "\n", omittingEmptySubsequences: false)
             // Only whole lines count: the last piece may have been cut by the kill.

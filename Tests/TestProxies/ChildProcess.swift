@@ -1,0 +1,168 @@
+public import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// glibc's `pipe2` and `posix_spawn_file_actions_addclosefrom_np` (2.34), which its Swift
+/// module leaves out (they need `_GNU_SOURCE`): looked up by name.
+private enum GNU {
+    typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+
+    static let pipe2: Pipe2 = unsafeBitCast(dlsym(UnsafeMutableRawPointer(bitPattern: 0), "pipe2"), to: Pipe2.self)
+    static let addCloseFrom: AddCloseFrom = unsafeBitCast(
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"),
+        to: AddCloseFrom.self)
+}
+
+/// A child process started with `posix_spawn`, its standard output and error on pipes.
+///
+/// For the tests that start many processes: Foundation's `Process.run()` (Swift 6.3.1) reads
+/// `/proc/self/fd` entries past their end (swift-corelibs-foundation PR 5472), which crashed a
+/// `make test` run with a bad pointer in `memcpy`. Here every descriptor but the three standard
+/// ones is closed in the child (`closefrom` as a file action), and reads retry on `EINTR`
+/// (`FileHandle.readDataToEndOfFile` traps on it).
+public final class ChildProcess: @unchecked Sendable {
+    /// What the child reads.
+    public enum Input: Sendable {
+        /// `/dev/null`.
+        case none
+        /// These bytes, then end of file (at most a pipe's buffer, 64 KiB).
+        case data(Data)
+        /// The file at this path.
+        case file(String)
+    }
+
+    /// The child's process identifier.
+    public let pid: pid_t
+    /// The read ends of the child's standard output and error (-1 once closed).
+    private var output: Int32
+    private var errors: Int32
+    private var status: Int32?
+
+    /// Starts `path` with `arguments` (without the program's name) and exactly `environment`.
+    public init(_ path: String, _ arguments: [String], environment: [String: String], input: Input = .none) throws {
+        var outputPipe: [Int32] = [-1, -1]
+        var errorPipe: [Int32] = [-1, -1]
+        var inputPipe: [Int32] = [-1, -1]
+        guard GNU.pipe2(&outputPipe, O_CLOEXEC) == 0, GNU.pipe2(&errorPipe, O_CLOEXEC) == 0 else {
+            throw Self.failure("pipe2")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        switch input {
+        case .none:
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        case .file(let path):
+            posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+        case .data(let data):
+            precondition(data.count <= 65_536, "more than a pipe's buffer")
+            guard GNU.pipe2(&inputPipe, O_CLOEXEC) == 0 else { throw Self.failure("pipe2") }
+            // Written before the child starts: it fits the buffer, and no write meets a gone reader.
+            let written = data.withUnsafeBytes { write(inputPipe[1], $0.baseAddress, $0.count) }
+            close(inputPipe[1])
+            guard written == data.count else { throw Self.failure("write") }
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
+        }
+        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        _ = GNU.addCloseFrom(&actions, 3)
+        // The child starts with no signal blocked and SIGPIPE as a shell would leave it.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var child: pid_t = 0
+        let spawned = posix_spawn(&child, path, &actions, &attributes, argv, envp)
+        close(outputPipe[1])
+        close(errorPipe[1])
+        if inputPipe[0] >= 0 { close(inputPipe[0]) }
+        guard spawned == 0 else {
+            close(outputPipe[0])
+            close(errorPipe[0])
+            throw Self.failure("posix_spawn \(path)", code: spawned)
+        }
+        pid = child
+        output = outputPipe[0]
+        errors = errorPipe[0]
+    }
+
+    deinit {
+        if output >= 0 { close(output) }
+        if errors >= 0 { close(errors) }
+    }
+
+    /// What the child has written to its standard output so far, waiting for the first bytes
+    /// (empty at its end).
+    public func availableOutput() -> Data {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(output, &buffer, buffer.count)
+            if count >= 0 { return Data(buffer[..<count]) }
+            if errno != EINTR { return Data() }
+        }
+    }
+
+    /// Everything the child writes to its standard output and error until it closes both.
+    public func readToEnd() -> (output: Data, errors: Data) {
+        var collected = [Data(), Data()]
+        var descriptors = [
+            pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+        ]
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while descriptors.contains(where: { $0.fd >= 0 }) {
+            guard poll(&descriptors, nfds_t(descriptors.count), -1) >= 0 else {
+                if errno == EINTR { continue }
+                break
+            }
+            for index in descriptors.indices where descriptors[index].fd >= 0 && descriptors[index].revents != 0 {
+                let count = read(descriptors[index].fd, &buffer, buffer.count)
+                if count > 0 {
+                    collected[index].append(contentsOf: buffer[..<count])
+                } else if count == 0 || errno != EINTR {
+                    close(descriptors[index].fd)
+                    descriptors[index].fd = -1
+                }
+            }
+        }
+        output = -1
+        errors = -1
+        return (collected[0], collected[1])
+    }
+
+    /// Waits for the child to end: its exit status, or the signal that ended it (as
+    /// `Process.terminationStatus` has it).
+    @discardableResult
+    public func waitForExit() -> Int32 {
+        if let status { return status }
+        var raw: Int32 = 0
+        while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+        // WIFEXITED: the low 7 bits are 0; then the status is the next byte, else the signal.
+        let ended = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
+        status = ended
+        return ended
+    }
+
+    private static func failure(_ what: String, code: Int32 = errno) -> any Error {
+        NSError(
+            domain: NSPOSIXErrorDomain, code: Int(code),
+            userInfo: [NSLocalizedDescriptionKey: "\(what): \(String(cString: strerror(code)))"])
+    }
+}
