@@ -35,7 +35,7 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
     public var customMirror: Mirror {
         Mirror(
             self,
-            children: items.map { item -> Mirror.Child in
+            children: items.lazy.map { item -> Mirror.Child in
                 let value: Any
                 switch item.value {
                 case _ where Redaction.isSensitiveName(item.name): value = "<redacted>"
@@ -126,6 +126,8 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
     /// Whether a value is `nil` wrapped in `Any`, or Foundation's `NSNull` (also inside an
     /// optional).
     static func isNil(_ value: Any) -> Bool {
+        // Not reflected: `Parameters`' own mirror would be built, for nothing.
+        if value is Parameters || value is String { return false }
         if isFoundationNull(value) { return true }
         let mirror = Mirror(reflecting: value)
         guard mirror.displayStyle == .optional else { return false }

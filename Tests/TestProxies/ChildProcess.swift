@@ -153,7 +153,13 @@ public final class ChildProcess: @unchecked Sendable {
     public func waitForExit() -> Int32 {
         if let status { return status }
         var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+        while waitpid(pid, &raw, 0) < 0 {
+            // Not ours to wait for (ECHILD): no status, rather than a made-up exit 0.
+            guard errno == EINTR else {
+                status = -1
+                return -1
+            }
+        }
         // WIFEXITED: the low 7 bits are 0; then the status is the next byte, else the signal.
         let ended = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
         status = ended

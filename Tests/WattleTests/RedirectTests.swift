@@ -127,6 +127,11 @@ struct RedirectTests {
         let seeOther = try await makeSession(server).send(
             Request("redirect/303", method: .post, query: ["to": target], body: .json(["password": "hunter2"])))
         #expect(try seeOther.decode(Echo.self).method == "GET")
+        // A PUT with no body (sent with Content-Length: 0) has nothing to resend: followed.
+        let bodiless = try await makeSession(server).send(
+            Request("redirect/\(status)", method: .put, query: ["to": target]))
+        #expect(try bodiless.decode(Echo.self).method == "PUT")
+        #expect(other.stats.hits("/" + path) == 2)  // the 303's GET, then this PUT
         // Allowed: followed, body and all.
         let allowing = makeSession(server) { $0.redirects = .follow(maximumHops: 5, resendingBodyToOtherOrigins: true) }
         let resent = try await allowing.send(login).decode(Echo.self)

@@ -54,7 +54,10 @@ enum RedirectFollower {
             next.headers.remove("Content-Length")
         }
         if Origin(request.target) != Origin(next.target) {
-            if next.hasBody, !configuration.redirects.resendsBodyToOtherOrigins {
+            // Bytes to resend: not the empty body a bodiless PUT or PATCH carries for its
+            // `Content-Length: 0`, which goes anywhere a bodiless GET would.
+            let carriesBytes = next.body.map { !$0.isEmpty } ?? false || next.hasStreamedBody
+            if carriesBytes, !configuration.redirects.resendsBodyToOtherOrigins {
                 return nil  // a hop keeping the body (307/308, 301/302 after PUT…): the 3xx is the answer
             }
             for field in next.headers where isCredential(field.name, configuration) {
