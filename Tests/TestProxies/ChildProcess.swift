@@ -166,6 +166,36 @@ public final class ChildProcess: @unchecked Sendable {
         return ended
     }
 
+    /// ``readToEnd()`` and ``waitForExit()``, on a thread of their own: a test that waits so on
+    /// Swift's cooperative pool (two threads on two cores) holds back every other test.
+    public func collect() async -> (output: Data, errors: Data, status: Int32) {
+        await Self.onOwnThread {
+            let (output, errors) = self.readToEnd()
+            return (output, errors, self.waitForExit())
+        }
+    }
+
+    /// Kills the child with SIGKILL after `microseconds` (first waiting for its first output
+    /// when `afterFirstOutput`), on a thread of its own, and returns all it wrote to its
+    /// standard output.
+    public func kill(afterFirstOutput: Bool, microseconds: UInt32) async -> Data {
+        await Self.onOwnThread {
+            var received = afterFirstOutput ? self.availableOutput() : Data()
+            usleep(microseconds)
+            Glibc.kill(self.pid, SIGKILL)
+            self.waitForExit()
+            received.append(self.readToEnd().output)
+            return received
+        }
+    }
+
+    /// Runs blocking `body` on a new thread and returns its result.
+    public static func onOwnThread<Value: Sendable>(_ body: @escaping @Sendable () -> Value) async -> Value {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+
     private static func failure(_ what: String, code: Int32 = errno) -> any Error {
         NSError(
             domain: NSPOSIXErrorDomain, code: Int(code),

@@ -79,7 +79,7 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(10)))
-    func processesUpsertingAndRemovingOverlappingKeysEndInAStateASerialReplayExplains() throws {
+    func processesUpsertingAndRemovingOverlappingKeysEndInAStateASerialReplayExplains() async throws {
         let processes = Reliability.integer("WATTLE_CONTENTION_PROCESSES", default: 8)
         let seconds = Reliability.double("WATTLE_CONTENTION_SECONDS", default: 3)
         let keyCount = 16
@@ -97,10 +97,10 @@ import Testing
         }
         var operations: [Logged] = []
         for (worker, child) in workers.enumerated() {
-            let (outData, errData) = child.readToEnd()
+            let (outData, errData, status) = await child.collect()
             let out = String(decoding: outData, as: UTF8.self)
             let err = String(decoding: errData, as: UTF8.self)
-            #expect(child.waitForExit() == 0, "worker \(worker): \(err)")
+            #expect(status == 0, "worker \(worker): \(err)")
             #expect(out.hasPrefix("done "))
             let log = try String(contentsOf: folder.appendingPathComponent("log-\(worker)"), encoding: .utf8)
             operations += Self.parse(log)

@@ -61,7 +61,7 @@ import Glibc
     }
 
     @Test(.timeLimit(.minutes(30)))
-    func aWriterKilledAtRandomMomentsKeepsEveryAcknowledgedSetAndRemoval() throws {
+    func aWriterKilledAtRandomMomentsKeepsEveryAcknowledgedSetAndRemoval() async throws {
         let rounds = Reliability.integer("WATTLE_KILL_ROUNDS", default: 100)
         let folder = try Reliability.temporaryFolder("wattle-killmix")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -86,16 +86,11 @@ import Glibc
                 freshStarts += 1
             }
             let worker = try MultiProcessTests.start(["mixkill", url.path, keyURL.path, "\(round)"])
-            var received = Data()
-            if round % 5 == 0 {
-                usleep(UInt32.random(in: 0...40_000, using: &generator))  // anywhere, start-up included
-            } else {
-                received.append(worker.availableOutput())
-                usleep(UInt32.random(in: 0...20_000, using: &generator))
-            }
-            kill(worker.pid, SIGKILL)
-            worker.waitForExit()
-            received.append(worker.readToEnd().output)
+            // Most after "ready", at a random moment; one in five anywhere, start-up included.
+            let anywhere = round % 5 == 0
+            let received = await worker.kill(
+                afterFirstOutput: !anywhere,
+                microseconds: UInt32.random(in: 0...(anywhere ? 40_000 : 20_000), using: &generator))
             let (acknowledged, pending, ready) = Self.parse(String(decoding: received, as: UTF8.self), iteration: round)
             if !ready { killedBeforeReady += 1 }
             for operation in acknowledged { model[operation.key] = operation.value }

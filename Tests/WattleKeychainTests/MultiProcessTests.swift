@@ -53,9 +53,9 @@ import Glibc
         let results = await withTaskGroup(of: Finished.self) { group in
             for worker in workers {
                 group.addTask {
-                    let (out, err) = worker.readToEnd()
+                    let (out, err, status) = await worker.collect()
                     return Finished(
-                        status: worker.waitForExit(), output: String(decoding: out, as: UTF8.self),
+                        status: status, output: String(decoding: out, as: UTF8.self),
                         errors: String(decoding: err, as: UTF8.self))
                 }
             }
@@ -80,7 +80,7 @@ import Glibc
     }
 
     @Test(.timeLimit(.minutes(2)))
-    func aWriterKilledAtRandomMomentsLosesNothingItReportedAndLeavesAnIntactFile() throws {
+    func aWriterKilledAtRandomMomentsLosesNothingItReportedAndLeavesAnIntactFile() async throws {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
             "wattle-kill-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
@@ -92,18 +92,12 @@ import Glibc
         var generator = SystemRandomNumberGenerator()
         for iteration in 0..<100 {
             let worker = try Self.start(["kill", url.path, keyURL.path, "\(iteration)"])
-            var received = Data()
-            if iteration % 4 != 0 {
-                // Most kills land during writes: wait for "ready", then a random moment.
-                received.append(worker.availableOutput())
-                usleep(UInt32.random(in: 0...15_000, using: &generator))
-            } else {
-                // Some land anywhere, start-up and creation included.
-                usleep(UInt32.random(in: 0...40_000, using: &generator))
-            }
-            kill(worker.pid, SIGKILL)
-            worker.waitForExit()
-            received.append(worker.readToEnd().output)
+            // Most kills land during writes: after "ready", at a random moment. Some land
+            // anywhere, start-up and creation included.
+            let duringWrites = iteration % 4 != 0
+            let received = await worker.kill(
+                afterFirstOutput: duringWrites,
+                microseconds: UInt32.random(in: 0...(duringWrites ? 15_000 : 40_000), using: &generator))
             let lines = String(decoding: received, as: UTF8.self).split(
                 separator: "\n", omittingEmptySubsequences: false)
             // Only whole lines count: the last piece may have been cut by the kill.
