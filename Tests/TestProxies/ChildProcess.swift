@@ -110,7 +110,7 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// What the child has written to its standard output so far, waiting for the first bytes
     /// (empty at its end).
-    public func availableOutput() -> Data {
+    func availableOutput() -> Data {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(output, &buffer, buffer.count)
@@ -175,12 +175,21 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
-    /// Kills the child with SIGKILL after `microseconds` (first waiting for its first output
-    /// when `afterFirstOutput`), on a thread of its own, and returns all it wrote to its
-    /// standard output.
-    public func kill(afterFirstOutput: Bool, microseconds: UInt32) async -> Data {
+    /// Kills the child with SIGKILL `microseconds` after it has written `lines` whole lines to
+    /// its standard output (at once when `lines` is 0), on a thread of its own, and returns all
+    /// it wrote there.
+    ///
+    /// Anchoring the kill to what the child has done, not to a time since it started, keeps a
+    /// test's kills landing where it means them to on a loaded or sanitized build, where the
+    /// child runs several times slower than on an idle machine.
+    public func kill(afterLines lines: Int, microseconds: UInt32) async -> Data {
         await Self.onOwnThread {
-            var received = afterFirstOutput ? self.availableOutput() : Data()
+            var received = Data()
+            while received.count(where: { $0 == UInt8(ascii: "\n") }) < lines {
+                let more = self.availableOutput()
+                if more.isEmpty { break }  // the child ended first
+                received.append(more)
+            }
             usleep(microseconds)
             Glibc.kill(self.pid, SIGKILL)
             self.waitForExit()
