@@ -12,6 +12,7 @@
 /// | `validator=etag\|date\|weak\|none` | what the head carries: `ETag` and `Last-Modified` (default), `Last-Modified` only, a weak `ETag` only, or neither |
 /// | `ranges=no\|wrong\|capped` | ranges are ignored (always `200`), answered from one byte later than asked, or cut to 10,000 bytes |
 /// | `if_range=ignore` | `If-Range` is ignored: a range is served from whatever the file is now |
+/// | `range_length=L` | a `206`'s head announces `L` bytes (a server's mistake), sends what it has, then closes |
 ///
 /// Byte `i` of version 1 is `i % 251`; of version 2, `(i + 100) % 251`. Every answer echoes what
 /// it was asked in `X-Range-Received`, `X-If-Range-Received` and `X-Accept-Encoding-Received`
@@ -77,6 +78,9 @@ public enum RangeResource {
             status = 206
             sent = body[start..<end]
             headers.append(("Content-Range", "bytes \(start)-\(end - 1)/\(length)"))
+        }
+        if status == 206, let claimed = request.queryValue("range_length").flatMap({ Int($0) }) {
+            return .cut(status: status, headers: headers, body: Array(sent), declaredLength: claimed, stall: false)
         }
         let cuts = Int(request.queryValue("cuts") ?? "1") ?? 1
         if let cut = request.queryValue("cut").flatMap({ Int($0) }), request.hitCount <= cuts {

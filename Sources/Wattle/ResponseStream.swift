@@ -181,7 +181,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
                     }
                     scanned = pending.count
                     // (A line ending may still follow: its carriage return is not counted.)
-                    if pending.count - start > maximumLength + 1 { throw tooLong() }
+                    // (Written so that `maximumLength: .max`, no limit, cannot overflow.)
+                    if pending.count - start - 1 > maximumLength { throw tooLong() }
                     if ended {
                         guard start < pending.count else { return nil }
                         guard pending.count - start <= maximumLength else { throw tooLong() }

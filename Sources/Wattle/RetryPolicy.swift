@@ -17,6 +17,13 @@ import Foundation
 /// ```swift
 /// config.retry = RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(200))
 /// ```
+///
+/// Apart from this policy, and whatever the method, libcurl sends a request once more on a
+/// new connection when a kept-alive connection it reused closes before any byte of the answer
+/// (the server's idle timeout meeting the request: what makes keep-alive usable, as browsers
+/// do), and when an HTTP/2 server refuses a stream unprocessed (`REFUSED_STREAM`, `GOAWAY`).
+/// A server that took a POST and then dropped the connection without a byte of answer may so
+/// see it twice: make such endpoints idempotent (an `Idempotency-Key` header) where it matters.
 public struct RetryPolicy: Sendable, Hashable {
     /// Attempts in all, the first included. Default 3.
     public var maximumAttempts: Int

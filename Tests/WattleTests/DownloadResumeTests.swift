@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import Wattle
 import WattleDemoServer
@@ -97,6 +98,28 @@ struct DownloadResumeTests {
         #expect(response.headers["X-Accept-Encoding-Received"] == "identity")
         try expectContent(of: destination, length: length)
         #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("a resumed 206 announcing a length near Int64.max is a lost connection, its progress sane, not a trap")
+    func hugeAnnouncedLengthOnResume() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let path = "resource/200041?cut=50000&range_length=\(Int64.max)"
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let reports = Mutex<[DownloadProgress]>([])
+        await expectWattleError(
+            {
+                _ = try await session.download(path, to: destination, resumable: true) { progress in
+                    reports.withLock { $0.append(progress) }
+                }
+            }, matches: isConnectionLost)
+        let seen = reports.withLock { $0 }
+        #expect(!seen.isEmpty)
+        // 50,000 bytes were on disk: every report counts them; the claimed total is unknown.
+        #expect(seen.allSatisfy { $0.receivedBytes >= 50_000 && $0.expectedBytes == nil }, "\(seen.prefix(3))")
     }
 
     @Test(

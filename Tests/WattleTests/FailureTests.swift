@@ -68,6 +68,25 @@ struct FailureTests {
         }
     }
 
+    @Test(
+        "a request that waits for a connection (connectionsPerHost 1) past its total limit reports the total, not a connect timeout"
+    )
+    func totalTimeoutWhileQueued() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            $0.connectionsPerHost = 1
+            $0.timeouts = Timeouts(connect: .seconds(1), total: .seconds(2))
+        }
+        // The one connection is busy for 3 s; the second request waits for it, never connecting.
+        let busy = Task { try await session.send(Request("delay/3000", timeout: .seconds(30))) }
+        try await Task.sleep(for: .milliseconds(300))
+        await expectWattleError({ _ = try await session.get("echo") }) {
+            if case .timedOut(phase: .total, let after, _) = $0 { return after == .seconds(2) }
+            return false
+        }
+        #expect(try await busy.value.statusCode == 200)
+    }
+
     @Test("the connect timeout fires during a TLS handshake that never completes")
     func connectTimeout() async throws {
         let silent = try SilentServer()

@@ -49,6 +49,10 @@ struct PartialDownloadHeaderTests {
         #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 200-100/1000"]) == nil)
         #expect(PartialDownload.rangeStart(of: ["Content-Range": "items 0-9/10"]) == nil)
         #expect(PartialDownload.rangeStart(of: [:]) == nil)
+        // A last byte at Int64.max has no length after it (a server's say-so must not trap).
+        #expect(PartialDownload.rangeStart(of: ["Content-Range": "bytes 0-9223372036854775807/1"]) == nil)
+        #expect(
+            PartialDownload.rangeStart(of: ["Content-Range": "bytes 5-9223372036854775806/9223372036854775807"]) == 5)
     }
 
     @Test("the state file names the URL by a hash, without its user-info")

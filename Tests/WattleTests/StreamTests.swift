@@ -333,6 +333,10 @@ struct StreamTests {
         var lines: [String] = []
         for try await line in try await session.stream("short").lines(maximumLength: 10) { lines.append(line) }
         #expect(lines == ["0123456789", "abcdefghij", "0123456789"])
+        // No limit, written as Int.max, is no overflow.
+        var unlimited: [String] = []
+        for try await line in try await session.stream("short").lines(maximumLength: .max) { unlimited.append(line) }
+        #expect(unlimited == lines)
         await expectWattleError({
             for try await _ in try await session.stream("long").lines(maximumLength: 10) {}
         }) {

@@ -697,7 +697,10 @@ final class CurlTransfer: @unchecked Sendable {
         lastReportedProgress = downloadedBytes
         // A total smaller than what has arrived is wrong (an encoded length, or a server's
         // mistake): unknown rather than a fraction over 1.
-        let known = expected > 0 && !bodyIsEncoded && downloadedBytes <= expected
+        // (A length the server claims may be near Int64.max: added to a resumed file's bytes,
+        // it would trap.)
+        let known =
+            expected > 0 && !bodyIsEncoded && downloadedBytes <= expected && expected <= Int64.max - downloadBase
         progress(
             DownloadProgress(
                 receivedBytes: downloadBase + downloadedBytes, expectedBytes: known ? downloadBase + expected : nil))
@@ -823,7 +826,9 @@ final class CurlTransfer: @unchecked Sendable {
             }
             return .cannotConnect(host: host, port: port, reason: reason)
         case CURLE_OPERATION_TIMEDOUT:
-            return timeoutError(message: message)
+            var elapsed: curl_off_t = 0
+            _ = wattle_curl_easy_getinfo_off_t(easy, CURLINFO_TOTAL_TIME_T, &elapsed)
+            return timeoutError(message: message, elapsed: .microseconds(elapsed))
         case CURLE_PEER_FAILED_VERIFICATION:
             return .untrustedCertificate(host: host, reason: Self.certificateReason(message))
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
@@ -979,18 +984,25 @@ final class CurlTransfer: @unchecked Sendable {
         }
     }
 
-    /// Which limit fired. The connection phase is over once the pre-request callback ran
-    /// (connected, TLS included, on a new or a reused connection). libcurl's connect and
-    /// handshake times cannot tell: they are zero for a stream multiplexed on an open HTTP/2
-    /// connection, whose total timeout was reported as a connect timeout.
-    private func timeoutError(message: String) -> WattleError {
+    /// Which limit fired, `elapsed` after the transfer began. The connection phase is over
+    /// once the pre-request callback ran (connected, TLS included, on a new or a reused
+    /// connection). libcurl's connect and handshake times cannot tell: they are zero for a
+    /// stream multiplexed on an open HTTP/2 connection, whose total timeout was reported as a
+    /// connect timeout.
+    ///
+    /// A transfer that waited in libcurl's queue for a connection (at `connectionsPerHost`)
+    /// never connected, yet its total limit is what fired: libcurl 7.88 checks no limit while
+    /// a transfer waits, and fails it the moment it leaves the queue with its total time used.
+    /// Its elapsed time, at or past the total limit and beyond the connect limit, tells.
+    private func timeoutError(message: String, elapsed: Duration) -> WattleError {
         let lower = message.lowercased()
         let connecting =
             !connected || lower.contains("connection timed out") || lower.contains("resolving timed out")
             || lower.contains("ssl connection timeout")
+        let connect = request.timeouts.connect
         // While connecting, libcurl applies the shorter of the two limits.
-        if connecting, request.timeouts.total.map({ $0 >= request.timeouts.connect }) ?? true {
-            return .timedOut(phase: .connect, after: request.timeouts.connect, url: request.url)
+        if connecting, request.timeouts.total.map({ $0 >= connect && !(elapsed >= $0 && $0 > connect) }) ?? true {
+            return .timedOut(phase: .connect, after: connect, url: request.url)
         }
         return .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
     }

@@ -414,7 +414,8 @@ final class PartialDownload: Sendable {
         else {
             return nil
         }
-        guard let length = Int64(parts[1]), length == last + 1 else { return nil }
+        // (LAST at Int64.max has no length after it: `last + 1` would trap on a server's say-so.)
+        guard let length = Int64(parts[1]), last < Int64.max, length == last + 1 else { return nil }
         return first
     }
 }
