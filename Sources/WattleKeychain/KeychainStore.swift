@@ -35,8 +35,8 @@ public final class KeychainStore: Sendable {
         case file(URL)
         case memory
 
-        /// Whether there is a keychain to open rather than one to make: a file that exists and
-        /// is not empty.
+        /// Whether there may be a keychain to open rather than one to make: a file that exists
+        /// and is not empty (it may still hold no keychain: ``KeychainEngine/NoKeychainYet``).
         var holdsAKeychain: Bool {
             guard case .file(let url) = self else { return false }
             var info = stat()
@@ -126,27 +126,33 @@ public final class KeychainStore: Sendable {
     }
 
     func withEngine<T: Sendable>(_ body: (KeychainEngine) throws -> T) throws -> T {
-        try state.withLock { state throws -> T in
-            if state.engine == nil {
-                guard let credential = state.credential else { throw KeychainError.authFailed }
-                let engine = try Self.makeEngine(source, credential: credential)
-                if state.lockWhenOpened { engine.lock() }
-                state.engine = engine
-                if !keeps(credential) { state.credential = nil }
-            }
-            return try body(state.engine!)
-        }
+        try state.withLock { state throws -> T in try body(try engine(&state)) }
     }
 
-    private static func makeEngine(_ source: Source, credential: KeychainCredential) throws -> KeychainEngine {
+    /// The open engine, opened (or made) now with the store's own credential if need be;
+    /// called under the lock.
+    private func engine(_ state: inout State) throws -> KeychainEngine {
+        if let engine = state.engine { return engine }
+        guard let credential = state.credential else { throw KeychainError.authFailed }
+        let engine = try Self.makeEngine(source, credential: credential)
+        // Locked before its first use: locked now, so a failed unlock leaves it so.
+        if state.lockWhenOpened { engine.lock() }
+        state.engine = engine
+        if !keeps(credential) { state.credential = nil }
+        return engine
+    }
+
+    private static func makeEngine(_ source: Source, credential: KeychainCredential, mayCreate: Bool = true) throws
+        -> KeychainEngine
+    {
         switch source {
         case .memory:
-            return try KeychainEngine.open(storage: MemoryStorage(), credential: credential)
+            return try KeychainEngine.open(storage: MemoryStorage(), credential: credential, mayCreate: mayCreate)
         case .file(let url):
             try KeychainFiles.ensureDirectory(url.deletingLastPathComponent())
             try KeychainFiles.checkPrivate(url.path)
             let storage = try SQLiteStorage(path: url.path)
-            return try KeychainEngine.open(storage: storage, credential: credential)
+            return try KeychainEngine.open(storage: storage, credential: credential, mayCreate: mayCreate)
         }
     }
 
@@ -224,23 +230,21 @@ public final class KeychainStore: Sendable {
     ///   stays locked, or unopened).
     public func unlock(with credential: KeychainCredential) throws {
         try state.withLock { state in
-            if state.engine == nil, !source.holdsAKeychain {
-                // Made (in memory, or a new file) with the store's own credential, then unlocked.
-                guard let own = state.credential else { throw KeychainError.authFailed }
-                let engine = try Self.makeEngine(source, credential: own)
-                // Locked before its first use: locked now, so a failed unlock leaves it so.
-                if state.lockWhenOpened { engine.lock() }
-                state.engine = engine
-                if !keeps(own) { state.credential = nil }
+            if state.engine == nil, source.holdsAKeychain {
+                do {
+                    state.engine = try Self.makeEngine(source, credential: credential, mayCreate: false)
+                    // What ``unlock()`` uses from now on, when it may be kept (as
+                    // changeCredential); the store's own credential is not what opens this keychain.
+                    state.credential = keeps(credential) ? credential : nil
+                    state.lockWhenOpened = false
+                    return
+                } catch is KeychainEngine.NoKeychainYet {
+                    // A file with no keychain in it (its making was cut short, or another
+                    // process is making it now): made below, as a new one.
+                }
             }
-            if let engine = state.engine {
-                try engine.unlock(with: credential)
-            } else {
-                state.engine = try Self.makeEngine(source, credential: credential)
-                // What ``unlock()`` uses from now on, when it may be kept (as changeCredential);
-                // the store's own credential is not what opens this keychain.
-                state.credential = keeps(credential) ? credential : nil
-            }
+            // Made (in memory, or a new file) with the store's own credential, then unlocked.
+            try engine(&state).unlock(with: credential)
             state.lockWhenOpened = false
         }
     }
@@ -260,9 +264,13 @@ public final class KeychainStore: Sendable {
     /// try store.changeCredential(to: .passphrase("new passphrase"))
     /// ```
     public func changeCredential(to credential: KeychainCredential) throws {
-        try withEngine { try $0.changeCredential(to: credential) }
-        // What ``unlock()`` uses from now on, when it may be kept.
-        state.withLock { $0.credential = keeps(credential) ? credential : nil }
+        // Under one hold of the lock: two changes at once leave what ``unlock()`` uses naming
+        // the credential that is on disk.
+        try state.withLock { state in
+            try engine(&state).changeCredential(to: credential)
+            // What ``unlock()`` uses from now on, when it may be kept.
+            state.credential = keeps(credential) ? credential : nil
+        }
     }
 
     /// Whether the store may keep a credential for ``unlock()``: a key file's URL, or anything

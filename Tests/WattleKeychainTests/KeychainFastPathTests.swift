@@ -81,6 +81,16 @@ struct KeychainFastPathTests {
             .secret, itemClass: KeychainItemClass.internetPassword.rawValue, protection: 2, id: id, group: group)
         #expect(built == expected)
         #expect(built.count == 4 + 16 + 4 + 3 + 64)
+        // From format 2, a secret's also ends with the tag of its row's sealed attributes.
+        let attributes = [UInt8](repeating: 0xC3, count: 40) + [UInt8](0..<16)
+        #expect(header.format == 2)
+        let binding = try #require(engine.secretBinding(attributes: attributes))
+        #expect(Array(binding) == Array(0..<16))
+        #expect(engine.secretBinding(attributes: [UInt8](repeating: 0, count: 39)) == nil, "too short for a tag")
+        let bound = engine.associatedData(
+            .secret, itemClass: KeychainItemClass.internetPassword.rawValue, protection: 2, id: id, group: group,
+            binding: binding)
+        #expect(bound == expected + Array(0..<16))
     }
 
     static func storedRow(_ keychain: Keychain, key: String, in store: KeychainStore) throws -> StoredRow? {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import WattleTesting
 
 @testable import WattleKeychain
 
@@ -87,6 +88,51 @@ import Testing
         downgraded.protection = 0
         try replace(downgraded, in: fixture.store)
         #expect(try readable(fixture.keychain()).values.filter { !$0 }.count == 1)
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func anOlderSecretPutBackBesideTheCurrentAttributesFailsWithDecode(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let keychain = fixture.keychain()
+        try keychain.set("revoked-token", forKey: "alpha")
+        let old = try #require(try fixture.store.withStorage { try $0.allRows() }.first)
+        try keychain.label("renewed").set("current-token", forKey: "alpha")
+        let current = try #require(try fixture.store.withStorage { try $0.allRows() }.first)
+        #expect(old.id == current.id && old.secret != current.secret)
+        // The secret column alone from the older copy: the attributes would not show the replay.
+        var mixed = current
+        mixed.secret = old.secret
+        try replace(mixed, in: fixture.store)
+        #expect(keychainError { _ = try keychain.string(forKey: "alpha") } == .decode)
+        #expect(try keychain.accessibility(forKey: "alpha") != nil, "the attributes still open")
+        // The whole older row still opens: a replay of a row is not detected (the security model says so).
+        try replace(old, in: fixture.store)
+        #expect(try keychain.string(forKey: "alpha") == "revoked-token")
+    }
+
+    @Test("a keychain made in format 1 (secrets not bound to their attributes) still opens, reads and writes")
+    func formatOneStillOpens() throws {
+        let temporary = try TemporaryKeychain()
+        let url = temporary.directory.appendingPathComponent("format1.keychain")
+        let key = [UInt8](repeating: 0x31, count: Sodium.keyBytes)
+        let engine = try KeychainEngine.open(
+            storage: try SQLiteStorage(path: url.path), credential: .key(key), format: 1)
+        #expect(engine.header.format == 1)
+        try engine.setValue(
+            Data("made-in-format-1".utf8), forKey: "k",
+            at: .init(service: "f1", accessGroup: "", synchronizable: false),
+            accessibility: .afterFirstUnlock, label: nil, comment: nil)
+        let store = KeychainStore(source: .file(url), credential: .key(key))
+        let keychain = Keychain(service: "f1", store: store)
+        #expect(try keychain.string(forKey: "k") == "made-in-format-1")
+        try keychain.set("written-by-this-version", forKey: "k2")
+        try keychain.set("updated", forKey: "k")
+        let reopened = Keychain(service: "f1", store: KeychainStore(source: .file(url), credential: .key(key)))
+        #expect(try reopened.string(forKey: "k") == "updated")
+        #expect(try reopened.string(forKey: "k2") == "written-by-this-version")
+        #expect(try store.withEngine { $0.header.format } == 1, "a keychain keeps its format")
+        // A new keychain is made in the current format.
+        #expect(try temporary.store.withEngine { $0.header.format } == KeychainHeader.currentFormat)
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -68,10 +68,14 @@ package enum FuzzEntryPoints {
         let group = [UInt8](repeating: 0x44, count: Sodium.hashBytes)
         let itemClass = KeychainItemClass.genericPassword.rawValue
         let key = engine.keys.classKey(KeyRing.Protection(rawValue: protection) ?? .afterFirstUnlock)!
-        let ad = engine.associatedData(.secret, itemClass: itemClass, protection: protection, id: id, group: group)
+        // Any attributes blob: the secret is bound to its tag.
+        let attributes = [UInt8](repeating: 0x55, count: Sodium.nonceBytes + Sodium.tagBytes)
+        let ad = engine.associatedData(
+            .secret, itemClass: itemClass, protection: protection, id: id, group: group,
+            binding: engine.secretBinding(attributes: attributes) ?? [])
         let sealed = padded.withUnsafeBytes { Sodium.seal($0, additionalData: ad, key: key) }
         let row = StoredRow(
-            id: id, itemClass: itemClass, group: group, protection: protection, attributes: [], secret: sealed)
+            id: id, itemClass: itemClass, group: group, protection: protection, attributes: attributes, secret: sealed)
         do {
             return .success(Array(try engine.openSecret(row)))
         } catch let error as KeychainError {

@@ -17,8 +17,18 @@ final class KeychainEngine {
         self.keys = keys
     }
 
-    /// Opens the keychain in `storage`, creating its header and master key when it has none.
-    static func open(storage: any RowStorage, credential: KeychainCredential) throws -> KeychainEngine {
+    /// Thrown by ``open(storage:credential:mayCreate:)`` when `mayCreate` is false and the
+    /// storage holds no keychain yet (no header and no items: a new file, or one whose
+    /// creation was cut short).
+    struct NoKeychainYet: Error {}
+
+    /// Opens the keychain in `storage`, creating its header and master key, in `format`, when
+    /// it has none (unless `mayCreate` is false: then ``NoKeychainYet`` is thrown). Only tests
+    /// make a keychain in an earlier format, to check that it still opens.
+    static func open(
+        storage: any RowStorage, credential: KeychainCredential, mayCreate: Bool = true,
+        format: UInt8 = KeychainHeader.currentFormat
+    ) throws -> KeychainEngine {
         try Sodium.ensureReady()
         var created: SecureBytes?
         // A keychain that has its header opens without a write transaction (which would wait
@@ -33,10 +43,11 @@ final class KeychainEngine {
                 // No header, but items or part of a header: a damaged keychain, not a new one. A
                 // new header would open with any credential and leave every item undecodable.
                 guard existing.isEmpty, try storage.allRows().isEmpty else { throw KeychainError.decode }
+                guard mayCreate else { throw NoKeychainYet() }
                 let master = try WrappingKey.newMaster()
                 let (wrapping, wrappingKey) = try WrappingKey.create(for: credential)
                 var header = KeychainHeader(
-                    format: KeychainHeader.currentFormat, keychainID: Sodium.randomBytes(16), keyVersion: 1,
+                    format: format, keychainID: Sodium.randomBytes(16), keyVersion: 1,
                     wrapping: wrapping, wrappedKey: [])
                 header.wrappedKey = WrappingKey.wrap(
                     master, with: wrappingKey, associatedData: header.wrapAssociatedData)
@@ -146,13 +157,25 @@ final class KeychainEngine {
         case secret = 0x53
     }
 
+    /// What a secret is bound to besides its row, from format 2 on: the tag of the row's
+    /// sealed attributes (their last 16 bytes), so that a secret put back from an older copy
+    /// of the row beside the current attributes fails to open, as a whole older row put back
+    /// would not (see the security model's "Rollback"). Empty in format 1; nil when the
+    /// attributes blob is too short to hold a tag (a damaged row).
+    func secretBinding(attributes sealed: [UInt8]) -> ArraySlice<UInt8>? {
+        guard header.format >= 2 else { return [] }
+        guard sealed.count >= Sodium.nonceBytes + Sodium.tagBytes else { return nil }
+        return sealed.suffix(Sodium.tagBytes)
+    }
+
     /// Binds a blob to its row: format, keychain, key version, class, protection, which blob,
-    /// identity hash and group hash. `body` gets the bytes, built on the stack.
+    /// identity hash and group hash, then `binding` (a secret's ``secretBinding(attributes:)``).
+    /// `body` gets the bytes, built on the stack.
     func withAssociatedData<R, E: Error>(
         _ kind: BlobKind, itemClass: UInt8, protection: UInt8, id: [UInt8], group: [UInt8],
-        _ body: (UnsafeRawBufferPointer) throws(E) -> R
+        binding: ArraySlice<UInt8> = [], _ body: (UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {
-        let capacity: Int = 11 + header.keychainID.count + id.count + group.count
+        let capacity: Int = 11 + header.keychainID.count + id.count + group.count + binding.count
         return try ByteWriter.withBytes(capacity: capacity) { (ad: inout ByteWriter) in
             ad.append(0x57)
             ad.append(0x4B)
@@ -165,16 +188,20 @@ final class KeychainEngine {
             ad.append(kind.rawValue)
             ad.append(id)
             ad.append(group)
+            binding.withUnsafeBytes { ad.append($0) }
         } use: { (ad) throws(E) -> R in
             try body(ad)
         }
     }
 
-    /// ``withAssociatedData(_:itemClass:protection:id:group:_:)``'s bytes as an array.
-    func associatedData(_ kind: BlobKind, itemClass: UInt8, protection: UInt8, id: [UInt8], group: [UInt8])
-        -> [UInt8]
-    {
-        withAssociatedData(kind, itemClass: itemClass, protection: protection, id: id, group: group) { Array($0) }
+    /// ``withAssociatedData(_:itemClass:protection:id:group:binding:_:)``'s bytes as an array.
+    func associatedData(
+        _ kind: BlobKind, itemClass: UInt8, protection: UInt8, id: [UInt8], group: [UInt8],
+        binding: ArraySlice<UInt8> = []
+    ) -> [UInt8] {
+        withAssociatedData(kind, itemClass: itemClass, protection: protection, id: id, group: group, binding: binding) {
+            Array($0)
+        }
     }
 
     /// Seals an item into a row; `attributes` must be normalized.
@@ -204,7 +231,8 @@ final class KeychainEngine {
             plain.withUnsafeBytes { Sodium.seal($0, additionalData: ad, key: keys.attributes) }
         }
         let sealedSecret = withAssociatedData(
-            .secret, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id, group: group
+            .secret, itemClass: itemClass.rawValue, protection: protection.rawValue, id: id, group: group,
+            binding: secretBinding(attributes: sealedAttributes) ?? []
         ) { ad in
             sealSecret(secret, additionalData: ad, key: classKey)
         }
@@ -233,9 +261,12 @@ final class KeychainEngine {
         guard let protection = KeyRing.Protection(rawValue: row.protection) else { throw KeychainError.decode }
         guard let key = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
         let count = row.secret.count - Sodium.nonceBytes - Sodium.tagBytes
-        guard count > 0, count % Sodium.padBlock == 0 else { throw KeychainError.decode }
+        guard count > 0, count % Sodium.padBlock == 0, let binding = secretBinding(attributes: row.attributes) else {
+            throw KeychainError.decode
+        }
         return try withAssociatedData(
-            .secret, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group
+            .secret, itemClass: row.itemClass, protection: row.protection, id: row.id, group: row.group,
+            binding: binding
         ) { (ad) throws(KeychainError) -> Data in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { (buffer) throws(KeychainError) in
                 let base = buffer.baseAddress!

@@ -1,7 +1,12 @@
 /// The keychain's header, kept in the `meta` table: format, identifier, key version, how the
 /// master key is wrapped (Argon2id parameters and salt, or a 32-byte key), and the wrapped key.
 struct KeychainHeader {
-    static let currentFormat: UInt8 = 1
+    /// The format new keychains are made in. Format 2 binds each secret to its row's sealed
+    /// attributes as well (see ``KeychainEngine/secretBinding(attributes:)``); format 1, which
+    /// did not, is still read and written in its own way.
+    static let currentFormat: UInt8 = 2
+    /// The formats this version opens.
+    static let readableFormats: ClosedRange<UInt8> = 1...2
 
     enum Wrapping: Equatable {
         case passphrase(salt: [UInt8], opsLimit: UInt64, memLimit: UInt64)
@@ -37,7 +42,7 @@ struct KeychainHeader {
             let kind = meta["wrapping"], kind.count == 1,
             let wrapped = meta["wrapped_key"]
         else { throw .decode }
-        guard format[0] == Self.currentFormat else { throw .unimplemented }
+        guard Self.readableFormats.contains(format[0]) else { throw .unimplemented }
         self.format = format[0]
         keychainID = id
         keyVersion = Bytes.uint32(version)
