@@ -11,64 +11,86 @@ public enum JSONPrinter {
     private static let key = "\u{1B}[34m", string = "\u{1B}[32m", literal = "\u{1B}[33m", reset = "\u{1B}[0m"
 
     /// The JSON pretty-printed with two-space indentation, or nil if `data` is not JSON.
+    ///
+    /// It scans UTF-8 bytes, not characters: every byte JSON's structure uses is ASCII, and no
+    /// byte of a multi-byte character is, so a string's text is copied untouched whatever it
+    /// holds. (Scanning `Character`s went wrong where a string began with a combining mark, which
+    /// joins the opening quote into one character, or ended with a prepended mark such as
+    /// U+0600, which joins the closing one: the printer split the string or ran off its end.)
     public static func pretty(_ data: Data, colours: Bool) -> String? {
-        guard JSONPrinter.isJSON(data),
-            let text = String(validating: data, as: UTF8.self)
-        else { return nil }
-        var output = ""
+        let bytes = Array(data)
+        guard StrictJSON.isValid(bytes) else { return nil }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + bytes.count / 2)
         var indent = 0
-        var index = text.startIndex
-        func newline() { output += "\n" + String(repeating: "  ", count: indent) }
-        while index < text.endIndex {
-            let character = text[index]
-            switch character {
-            case "\"":
-                var end = text.index(after: index)
-                while end < text.endIndex, text[end] != "\"" {
-                    if text[end] == "\\" { end = text.index(after: end) }
-                    end = text.index(after: end)
+        func append(_ text: String) { output.append(contentsOf: text.utf8) }
+        func newline() {
+            output.append(UInt8(ascii: "\n"))
+            output.append(contentsOf: repeatElement(UInt8(ascii: " "), count: 2 * indent))
+        }
+        func isSpace(_ byte: UInt8) -> Bool {
+            byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r")
+                || byte == UInt8(ascii: "\t")
+        }
+        func nextSignificant(after position: Int) -> Int {
+            var probe = position + 1
+            while probe < bytes.count, isSpace(bytes[probe]) { probe += 1 }
+            return probe
+        }
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                // The closing quote: the first one not escaped (the JSON is valid, so it exists).
+                var end = index + 1
+                while bytes[end] != UInt8(ascii: "\"") {
+                    end += bytes[end] == UInt8(ascii: "\\") ? 2 : 1
                 }
-                let token = String(text[index...end])
-                var probe = text.index(after: end)
-                while probe < text.endIndex, text[probe].isWhitespace { probe = text.index(after: probe) }
-                let isKey = probe < text.endIndex && text[probe] == ":"
-                output += colours ? (isKey ? key : string) + token + reset : token
-                index = text.index(after: end)
+                let probe = nextSignificant(after: end)
+                let isKey = probe < bytes.count && bytes[probe] == UInt8(ascii: ":")
+                if colours { append(isKey ? key : string) }
+                output.append(contentsOf: bytes[index...end])
+                if colours { append(reset) }
+                index = end + 1
                 continue
-            case "{", "[":
-                output.append(character)
-                var probe = text.index(after: index)
-                while probe < text.endIndex, text[probe].isWhitespace { probe = text.index(after: probe) }
-                if probe < text.endIndex, text[probe] == "}" || text[probe] == "]" {
-                    output.append(text[probe])
-                    index = text.index(after: probe)
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                output.append(byte)
+                let probe = nextSignificant(after: index)
+                if probe < bytes.count, bytes[probe] == UInt8(ascii: "}") || bytes[probe] == UInt8(ascii: "]") {
+                    output.append(bytes[probe])
+                    index = probe + 1
                     continue
                 }
                 indent += 1
                 newline()
-            case "}", "]":
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
                 indent -= 1
                 newline()
-                output.append(character)
-            case ",":
-                output.append(character)
+                output.append(byte)
+            case UInt8(ascii: ","):
+                output.append(byte)
                 newline()
-            case ":":
-                output += ": "
-            case " ", "\n", "\r", "\t":
+            case UInt8(ascii: ":"):
+                append(": ")
+            case _ where isSpace(byte):
                 break
             default:
+                // A number, true, false or null: ASCII up to the next separator or space.
                 var end = index
-                while end < text.endIndex, !",}] \n\r\t".contains(text[end]) { end = text.index(after: end) }
-                let token = String(text[index..<end])
-                output += colours ? literal + token + reset : token
+                while end < bytes.count, !isSpace(bytes[end]), !Self.separators.contains(bytes[end]) { end += 1 }
+                if colours { append(literal) }
+                output.append(contentsOf: bytes[index..<end])
+                if colours { append(reset) }
                 index = end
                 continue
             }
-            index = text.index(after: index)
+            index += 1
         }
-        return output
+        return String(decoding: output, as: UTF8.self)
     }
+
+    private static let separators: Set<UInt8> = [UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")]
 
     /// Whether `data` is one JSON value (an object, an array or a scalar), as RFC 8259 has it
     /// (no trailing comma, no `NaN`, UTF-8).

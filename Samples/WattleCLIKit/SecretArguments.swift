@@ -9,8 +9,9 @@
 /// Each is found as ArgumentParser reads it: `--name VALUE`, `--name=VALUE`, `-a VALUE`,
 /// `-a=VALUE`, and in a group of short flags, where each flag taking a value takes the next
 /// argument in turn (`-va VALUE`, `-oa FILE VALUE`). Nothing after `--` is an option. The
-/// access token `auth set-token` takes as an argument is not found (the command's other
-/// options decide which argument it is): `-` reads it from standard input instead.
+/// access token `auth set-token` takes as an argument is not found here (the command's other
+/// options decide which argument it is): the command hides it once parsed, a little later
+/// (`-` reads it from standard input instead, never in the process list).
 ///
 /// Until the CLI overwrites them, for the first milliseconds of the process, the secrets are
 /// readable; the environment (`WATTLE_PASSWORD`), the prompt and standard input never show them.

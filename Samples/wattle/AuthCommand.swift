@@ -99,6 +99,8 @@ struct AuthCommand: AsyncParsableCommand {
         @OptionGroup var connection: ConnectionOptions
 
         func run() async throws {
+            // The token is out of `ps` from here on (the other secrets, from the start).
+            HiddenSecrets.hideArguments(equalTo: token)
             try await AuthCommand.reporting {
                 try await AuthCommand.keep("Token", url: url, connection: connection) {
                     if let expiresIn, !expiresIn.isFinite {

@@ -28,4 +28,20 @@ enum HiddenSecrets {
             memset(argument + bytes.lowerBound, Int32(UInt8(ascii: "*")), bytes.count)
         }
     }
+
+    /// Overwrites with `*` every argument that is exactly `secret`: one only the parsed command
+    /// can tell apart, as the token `auth set-token TOKEN` takes as an operand (which operand it
+    /// is depends on the command's options). Nothing for `-` (standard input) or an empty one.
+    static func hideArguments(equalTo secret: String) {
+        guard !secret.isEmpty, secret != "-" else { return }
+        var count: Int32 = 0
+        let vector = wattle_arguments(&count)
+        let bytes = Array(secret.utf8)
+        for index in 1..<max(1, Int(count)) {
+            guard let argument = vector[index], strlen(argument) == bytes.count,
+                memcmp(argument, bytes, bytes.count) == 0
+            else { continue }
+            memset(argument, Int32(UInt8(ascii: "*")), bytes.count)
+        }
+    }
 }

@@ -20,8 +20,16 @@ enum FileHandleOutput {
     /// Set when a write failed (a full disk, a closed pipe): the run then exits 1, not 0.
     private static let writeFailed = Atomic<Bool>(false)
 
-    /// Whether a write failed.
+    /// Set when a write to standard output or a file failed (not standard error).
+    private static let outputFailed = Atomic<Bool>(false)
+
+    /// Whether a write failed, to any descriptor: the run exits 1, as what was asked for was
+    /// not all written.
     static var hasWriteFailed: Bool { writeFailed.load(ordering: .relaxed) }
+
+    /// Whether a write of the output (not of standard error) failed: a streamed body stops
+    /// there. A full or closed standard error (`-v 2>/dev/full`) does not cut the body short.
+    static var hasOutputFailed: Bool { outputFailed.load(ordering: .relaxed) }
 
     static func write(_ bytes: [UInt8], to descriptor: Int32) {
         var offset = 0
@@ -39,6 +47,7 @@ enum FileHandleOutput {
                 _ = poll(&ready, 1, -1)
                 continue
             }
+            if descriptor != 2 { outputFailed.store(true, ordering: .relaxed) }
             // One line on stderr for the first failure (if stderr itself fails, there is no one to tell).
             if !writeFailed.exchange(true, ordering: .relaxed), descriptor != 2 {
                 write("wattle: cannot write the output: \(String(cString: strerror(code)))\n", to: 2)

@@ -53,7 +53,7 @@ enum RequestBodyItems {
                 }
                 var bytes = try read(path)
                 // A UTF-8 byte order mark (some editors write one) is not part of the JSON.
-                if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+                if bytes.starts(with: byteOrderMark) { bytes.removeFirst(3) }
                 guard JSONPrinter.isJSON(Data(bytes)), let text = String(validating: bytes, as: UTF8.self) else {
                     throw CLIError.usage("\(name):=@\(path): the file is not valid JSON")
                 }
@@ -101,13 +101,16 @@ enum RequestBodyItems {
 
     /// A whole body: its type from the file name, or for standard input JSON when it is JSON.
     private static func whole(_ bytes: [UInt8], named path: String) -> RequestBody {
-        let data = Data(bytes)
-        let type =
-            path == "-"
-            ? (JSONPrinter.isJSON(data) ? "application/json" : "application/octet-stream")
-            : InputFile.mediaType(forFileName: path)
-        return .data(data, contentType: type)
+        guard path == "-" else { return .data(Data(bytes), contentType: InputFile.mediaType(forFileName: path)) }
+        // A UTF-8 byte order mark before JSON (some editors write one) is dropped, as for
+        // `:=@file`: JSON text has none (RFC 8259, section 8.1), and a server's parser may refuse it.
+        let json = bytes.starts(with: byteOrderMark) ? Array(bytes.dropFirst(3)) : bytes
+        if JSONPrinter.isJSON(Data(json)) { return .data(Data(json), contentType: "application/json") }
+        return .data(Data(bytes), contentType: "application/octet-stream")
     }
+
+    /// UTF-8's byte order mark, U+FEFF.
+    private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     private static func json(_ fields: [(String, Field)]) -> RequestBody {
         // File uploads are refused without --form, above.

@@ -294,12 +294,12 @@ struct RequestInvocation: Equatable, Sendable {
             if FileHandleOutput.isTerminal(1) {
                 for try await line in stream.lines {
                     FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: 1)
-                    if FileHandleOutput.hasWriteFailed { return ExitStatus.usageOrOther }
+                    if FileHandleOutput.hasOutputFailed { return ExitStatus.usageOrOther }
                 }
             } else {
                 for try await piece in stream {
                     FileHandleOutput.write(Array(piece), to: 1)
-                    if FileHandleOutput.hasWriteFailed { return ExitStatus.usageOrOther }
+                    if FileHandleOutput.hasOutputFailed { return ExitStatus.usageOrOther }
                 }
             }
         } catch {

@@ -132,6 +132,13 @@ struct CLIBodyTests {
         let patched = try await echo(["PATCH", url], .pipe(Data(files.json.utf8)))
         #expect(patched.method == "PATCH")
         #expect(patched.bodyData == Data(files.json.utf8))
+        // A byte order mark before JSON is dropped (JSON text has none); before other bytes it stays.
+        let marked = try await echo(["PUT", url], .pipe(Data([0xEF, 0xBB, 0xBF] + Array(files.json.utf8))))
+        #expect(marked.bodyData == Data(files.json.utf8))
+        #expect(marked.header("Content-Type") == "application/json")
+        let markedText = try await echo(["PUT", url], .pipe(Data([0xEF, 0xBB, 0xBF] + Array("not json".utf8))))
+        #expect(markedText.bodyData == Data([0xEF, 0xBB, 0xBF] + Array("not json".utf8)))
+        #expect(markedText.header("Content-Type") == "application/octet-stream")
 
         // Not read: a GET, the method left to default, --ignore-stdin, body items given, or no
         // redirection at all (/dev/null is a device).

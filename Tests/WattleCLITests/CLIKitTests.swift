@@ -81,6 +81,27 @@ struct CLIKitTests {
         #expect(JSONPrinter.pretty(Data("not json".utf8), colours: false) == nil)
     }
 
+    @Test("marks that join a quote into one character leave strings whole (U+0600 before a closing quote used to trap)")
+    func prettyJSONWithJoiningMarks() {
+        // U+0600 (a prepended mark) joins the character after it; U+0301 (combining) the one
+        // before it. As Characters, each swallowed a quote.
+        let text = "{\"k\u{0600}\":\"\u{0301},{\" , \"q\":[\"a\\\"\u{0301}]\", -1.5e3 ,\"\u{0600}\"]}"
+        let expected = """
+            {
+              "k\u{0600}": "\u{0301},{",
+              "q": [
+                "a\\"\u{0301}]",
+                -1.5e3,
+                "\u{0600}"
+              ]
+            }
+            """
+        #expect(JSONPrinter.pretty(Data(text.utf8), colours: false) == expected)
+        let coloured = JSONPrinter.pretty(Data(text.utf8), colours: true) ?? ""
+        #expect(coloured.contains("\u{1B}[34m\"k\u{0600}\"\u{1B}[0m: \u{1B}[32m\"\u{0301},{\"\u{1B}[0m"))
+        #expect(coloured.contains("\u{1B}[33m-1.5e3\u{1B}[0m"))
+    }
+
     @Test("numbers for people: fixed decimal places, rounded half away from zero")
     func decimals() {
         #expect(Decimals.string(3.14159, places: 2) == "3.14")

@@ -150,6 +150,57 @@ struct CLITests {
         try await server.stop()
     }
 
+    @Test("auth set-token TOKEN: once parsed, the token shows as *s in the process list")
+    func setTokenHiddenFromProcessList() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let token = "tok-\(UUID().uuidString)"
+        // `--refresh-token -` keeps the process waiting on standard input while it is read.
+        let arguments = [
+            "auth", "set-token", token, "--refresh-token", "-", "--keychain",
+            folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString,
+        ]
+        let process = Process()
+        process.executableURL = CLI.binary
+        process.arguments = arguments
+        let input = Pipe()
+        process.standardInput = input
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        let pid = process.processIdentifier
+        let stars = String(repeating: "*", count: token.count)
+        let expected = arguments.map { $0 == token ? stars : $0 }
+        // Polled on a thread of its own until the token is hidden (or a minute has passed).
+        let shown = await ChildProcess.onOwnThread { () -> [String] in
+            let deadline = ContinuousClock.now + .seconds(60)
+            var shown: [String] = []
+            repeat {
+                let raw = (try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()
+                shown = raw.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+                    String(decoding: $0, as: UTF8.self)
+                }
+                if Array(shown.dropFirst()) == expected { break }
+                usleep(2000)
+            } while ContinuousClock.now < deadline
+            return Array(shown.dropFirst())
+        }
+        #expect(shown == expected)
+        input.fileHandleForWriting.write(Data("refresh-\(token)\n".utf8))
+        try input.fileHandleForWriting.close()
+        let finished = await ChildProcess.onOwnThread { () -> Int32 in
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(finished == 0)
+        let kept = try await CLI.run(["auth", "show"] + arguments.suffix(4))
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.text.contains("refresh: ") && !kept.text.contains("refresh: none"), "\(kept.text)")
+        #expect(!kept.text.contains(token), "shown redacted")
+    }
+
     @Test("numbers beyond any timeout or expiry are usage errors or taken as very long, never a crash")
     func outOfRangeNumbers() async throws {
         let server = try await Servers.plain.value
@@ -186,6 +237,22 @@ struct CLITests {
             binary: URL(fileURLWithPath: "/bin/bash"))
         #expect(result.stderr.contains("status=1\n"), "\(result.stderr)")
         #expect(result.stderr.contains("wattle: cannot write the output: Broken pipe"), "\(result.stderr)")
+    }
+
+    @Test(
+        "a standard error that cannot be written (-v 2>/dev/full) does not cut a streamed body short; the run exits 1")
+    func fullStandardError() async throws {
+        let server = try await Servers.plain.value
+        let files = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: files) }
+        let file = files.appendingPathComponent("body.bin")
+        let script = #""$0" -v "$1" > "$2" 2> /dev/full; echo "status=$?" >&2"#
+        let result = try await CLI.run(
+            ["-c", script, CLI.binary.path, server.url("bytes/4194304").absoluteString, file.path],
+            binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(result.stderr == "status=1\n", "the -v lines were lost, so not 0")
+        let written = try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int
+        #expect(written == 4_194_304, "the whole body, though standard error failed first")
     }
 
     @Test(
