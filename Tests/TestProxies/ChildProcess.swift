@@ -46,6 +46,16 @@ public final class ChildProcess: @unchecked Sendable {
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
+        // Every descriptor made here is closed on the way out, but the read ends kept on success.
+        var started = false
+        defer {
+            for descriptor in [outputPipe[1], errorPipe[1], inputPipe[0], inputPipe[1]] where descriptor >= 0 {
+                close(descriptor)
+            }
+            if !started {
+                for descriptor in [outputPipe[0], errorPipe[0]] where descriptor >= 0 { close(descriptor) }
+            }
+        }
         guard GNU.pipe2(&outputPipe, O_CLOEXEC) == 0, GNU.pipe2(&errorPipe, O_CLOEXEC) == 0 else {
             throw Self.failure("pipe2")
         }
@@ -63,6 +73,7 @@ public final class ChildProcess: @unchecked Sendable {
             // Written before the child starts: it fits the buffer, and no write meets a gone reader.
             let written = data.withUnsafeBytes { write(inputPipe[1], $0.baseAddress, $0.count) }
             close(inputPipe[1])
+            inputPipe[1] = -1
             guard written == data.count else { throw Self.failure("write") }
             posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
         }
@@ -90,14 +101,8 @@ public final class ChildProcess: @unchecked Sendable {
         }
         var child: pid_t = 0
         let spawned = posix_spawn(&child, path, &actions, &attributes, argv, envp)
-        close(outputPipe[1])
-        close(errorPipe[1])
-        if inputPipe[0] >= 0 { close(inputPipe[0]) }
-        guard spawned == 0 else {
-            close(outputPipe[0])
-            close(errorPipe[0])
-            throw Self.failure("posix_spawn \(path)", code: spawned)
-        }
+        guard spawned == 0 else { throw Self.failure("posix_spawn \(path)", code: spawned) }
+        started = true
         pid = child
         output = outputPipe[0]
         errors = errorPipe[0]

@@ -79,7 +79,7 @@ import Glibc
         #expect(try SQLiteConnection(path: path, create: false).strings("PRAGMA integrity_check") == ["ok"])
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func aWriterKilledAtRandomMomentsLosesNothingItReportedAndLeavesAnIntactFile() async throws {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent(
             "wattle-kill-\(UUID().uuidString)")
