@@ -103,7 +103,8 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
         case .success:
             text = "The operation succeeded."
         case .unimplemented:
-            text = "This keychain operation is not implemented."
+            text =
+                "This keychain operation is not implemented, or the keychain file is in a format this version does not read (made by a later Wattle)."
         case .diskFull:
             text = "The disk holding the keychain is full; free some space and try again."
         case .io:

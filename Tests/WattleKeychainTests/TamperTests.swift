@@ -133,6 +133,19 @@ import WattleTesting
         #expect(try store.withEngine { $0.header.format } == 1, "a keychain keeps its format")
         // A new keychain is made in the current format.
         #expect(try temporary.store.withEngine { $0.header.format } == KeychainHeader.currentFormat)
+        // A format byte changed on disk while the keychain is open is not re-wrapped as genuine
+        // by a credential change (which would turn every item into a decode failure).
+        try SQLiteConnection(path: url.path, create: false).execute(
+            "UPDATE meta SET value = x'02' WHERE name = 'format'")
+        #expect(keychainError { try store.changeCredential(to: .key([UInt8](repeating: 0x32, count: 32))) } == .decode)
+        #expect(try store.withEngine { $0.header.format } == 1)
+        #expect(try keychain.string(forKey: "k") == "updated")
+        // A later format is refused as such, not taken for damage.
+        try SQLiteConnection(path: url.path, create: false).execute(
+            "UPDATE meta SET value = x'03' WHERE name = 'format'")
+        let later = KeychainStore(source: .file(url), credential: .key(key))
+        #expect(keychainError { try later.open() } == .unimplemented)
+        #expect(KeychainError.unimplemented.description.contains("made by a later Wattle"))
     }
 
     @Test(arguments: StoreKind.allCases)

@@ -77,9 +77,14 @@ struct FailureTests {
             $0.connectionsPerHost = 1
             $0.timeouts = Timeouts(connect: .seconds(1), total: .seconds(2))
         }
-        // The one connection is busy for 3 s; the second request waits for it, never connecting.
-        let busy = Task { try await session.send(Request("delay/3000", timeout: .seconds(30))) }
-        try await Task.sleep(for: .milliseconds(300))
+        // The one connection is busy for 3 s (a path no other test uses: its arrival is counted);
+        // the second request, sent once the first has arrived, waits for it, never connecting.
+        let busy = Task { try await session.send(Request("delay/3017", timeout: .seconds(30))) }
+        let deadline = ContinuousClock.now + .seconds(60)
+        while server.stats.hits("/delay/3017") == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try #require(server.stats.hits("/delay/3017") == 1, "the first request did not arrive")
         await expectWattleError({ _ = try await session.get("echo") }) {
             if case .timedOut(phase: .total, let after, _) = $0 { return after == .seconds(2) }
             return false

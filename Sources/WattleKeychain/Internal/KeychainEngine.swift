@@ -83,7 +83,15 @@ final class KeychainEngine {
     func changeCredential(to credential: KeychainCredential) throws {
         guard let master = keys.master else { throw KeychainError.interactionNotAllowed }
         try storage.write {
-            var updated = try KeychainHeader(meta: storage.readMeta())
+            // The header as it was authenticated (at open or unlock), with a new wrapping. The
+            // stored one is read only to check that its format, identifier and key version are
+            // still those: they are bound into the wrapping, so re-wrapping a changed stored
+            // format byte would make the change look genuine (and every item fail to open).
+            let stored = try KeychainHeader(meta: storage.readMeta())
+            guard stored.format == header.format, stored.keychainID == header.keychainID,
+                stored.keyVersion == header.keyVersion
+            else { throw KeychainError.decode }
+            var updated = header
             let (wrapping, wrappingKey) = try WrappingKey.create(for: credential)
             updated.wrapping = wrapping
             updated.wrappedKey = WrappingKey.wrap(
