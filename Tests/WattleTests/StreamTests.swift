@@ -94,10 +94,12 @@ struct StreamTests {
             #expect(try await iterator.next() == #"data: {"n":0}"#)
         }
         let firstEvent = ContinuousClock.now - start
-        #expect(firstEvent < promptBound(seconds: 15), "\(firstEvent): the first event waited for the rest")
+        // The events are 120 s apart: 40 s tells "arrived as sent" from "waited for the rest"
+        // on a loaded machine (a CI run took 17 s for the first).
+        #expect(firstEvent < promptBound(seconds: 40), "\(firstEvent): the first event waited for the rest")
         let next = ContinuousClock.now
         #expect(try await session.get("echo").statusCode == 200)
-        #expect(ContinuousClock.now - next < promptBound(seconds: 15), "the let-go stream still held the connection")
+        #expect(ContinuousClock.now - next < promptBound(seconds: 40), "the let-go stream still held the connection")
     }
 
     @Test(
@@ -108,7 +110,9 @@ struct StreamTests {
         // failed. (8 s: with every suite running on two cores, the test server, in this
         // process, has left a running transfer silent for 2 s, and in another `make test`
         // for 4 s, after the reader came back.)
-        let stall = promptBound(seconds: 8)
+        // 15 s since a CI run where the server was silent for over 8 s: some tests leave a
+        // session's network thread spinning for seconds (see the note on issue 7, session 36).
+        let stall = promptBound(seconds: 15)
         let plain = makeSession(try await TestServer.shared()) { $0.timeouts.stall = stall }
         let h2Server = try await DemoServer.start(tls: try TLSServers.identity.get(), http2: true)
         let h2 = tlsSession {
@@ -259,7 +263,8 @@ struct StreamTests {
             let start = ContinuousClock.now
             let stream = try await session.stream("events", parameters: ["count": 1, "delay": 120_000])
             let waited = ContinuousClock.now - start
-            #expect(waited < promptBound(seconds: 15), "\(waited): the head waited for the first event")
+            // The first event is 120 s away: 40 s still tells, on a loaded machine (15.6 s once).
+            #expect(waited < promptBound(seconds: 40), "\(waited): the head waited for the first event")
             // The server's head, not the proxy's answer to CONNECT (also a 200 ending in a blank line).
             #expect(stream.response.statusCode == 200)
             #expect(stream.response.headers["Content-Type"] == "text/event-stream")
