@@ -69,7 +69,10 @@ struct FailureTests {
     }
 
     @Test(
-        "a request that waits for a connection (connectionsPerHost 1) past its total limit reports the total, not a connect timeout"
+        "a request that waits for a connection (connectionsPerHost 1) past its total limit reports the total, not a connect timeout",
+        // Under a sanitizer the second request once started only after the first had ended
+        // (80 s, TSan), getting the connection: the ordering this test needs does not hold there.
+        .disabled(if: getenv("WATTLE_TEST_SANITIZER") != nil)
     )
     func totalTimeoutWhileQueued() async throws {
         let server = try await TestServer.shared()
@@ -77,14 +80,14 @@ struct FailureTests {
             $0.connectionsPerHost = 1
             $0.timeouts = Timeouts(connect: .seconds(1), total: .seconds(2))
         }
-        // The one connection is busy for 3 s (a path no other test uses: its arrival is counted);
+        // The one connection is busy for 10 s (a path no other test uses: its arrival is counted);
         // the second request, sent once the first has arrived, waits for it, never connecting.
-        let busy = Task { try await session.send(Request("delay/3017", timeout: .seconds(30))) }
+        let busy = Task { try await session.send(Request("delay/10017", timeout: .seconds(30))) }
         let deadline = ContinuousClock.now + .seconds(60)
-        while server.stats.hits("/delay/3017") == 0, ContinuousClock.now < deadline {
+        while server.stats.hits("/delay/10017") == 0, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        try #require(server.stats.hits("/delay/3017") == 1, "the first request did not arrive")
+        try #require(server.stats.hits("/delay/10017") == 1, "the first request did not arrive")
         await expectWattleError({ _ = try await session.get("echo") }) {
             if case .timedOut(phase: .total, let after, _) = $0 { return after == .seconds(2) }
             return false
