@@ -154,7 +154,11 @@ struct ClientCredentialsTests {
         let secret = "wrong-secret-0123456789"
         let store = InMemoryTokenStore()
         let session = clientSession(
-            server, store: store, clientSecret: secret, configure: { $0.maximumRefreshesPerWindow = 2 })
+            server, store: store, clientSecret: secret,
+            configure: {
+                $0.maximumRefreshesPerWindow = 2
+                $0.refreshWindow = .seconds(3600)  // a TSan run took 100 s: past a 60 s window
+            })
         let outcomes = await concurrentWhoami(session, count: 5)
         #expect(outcomes.count == 5)
         for outcome in outcomes {
