@@ -12,7 +12,7 @@ import Glibc
 /// after round on one keychain file: every change it acknowledged survives, the change it was
 /// making when killed is either whole or absent, and the file passes SQLite's integrity check.
 ///
-/// `WATTLE_KILL_ROUNDS` rounds (100 by default, as in CI's sanitizer runs; 300 in `make soak`; 30 in `make test`).
+/// `WATTLE_KILL_ROUNDS` rounds (100 by default, as in `make test` and CI's sanitizer runs; 300 in `make soak`).
 @Suite(.serialized) struct KillDurabilityTests {
     /// One operation the worker announced.
     struct Operation {

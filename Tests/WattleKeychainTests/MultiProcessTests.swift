@@ -91,8 +91,8 @@ import Glibc
         var lastCounter: Int?
         var awaitedTotal = 0
         var generator = SystemRandomNumberGenerator()
-        // `WATTLE_KILL_ROUNDS` rounds (100 by default, as in CI's sanitizer runs; 300 in `make
-        // soak`; 30 in `make test`, where they run beside the whole suite).
+        // `WATTLE_KILL_ROUNDS` rounds (100 by default, as in `make test` and CI's sanitizer runs;
+        // 300 in `make soak`).
         let rounds = Reliability.integer("WATTLE_KILL_ROUNDS", default: 100)
         for iteration in 0..<rounds {
             let worker = try Self.start(["kill", url.path, keyURL.path, "\(iteration)"])
