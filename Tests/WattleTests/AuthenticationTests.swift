@@ -189,7 +189,7 @@ struct AuthenticationTests {
     /// that what a test does meanwhile comes first even on a loaded machine (at 300 ms, a
     /// sign-out once came after the refresh's answer while every suite ran on 2 cores).
     private func requestWaitingOnRefresh<Value: Sendable>(
-        delay: Duration = .seconds(8), _ send: @escaping @Sendable (Session) async throws -> Value
+        delay: Duration = promptBound(seconds: 8), _ send: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> (AuthFixture, Task<Value, any Error>) {
         let fixture = try await AuthFixture.make(expiredOnClient: true)
         fixture.server.api.configure { $0.refreshDelay = delay }
@@ -630,7 +630,7 @@ struct AuthenticationTests {
         while !refreshing.withLock({ $0 }) { try await Task.sleep(for: .milliseconds(10)) }
         // Should the request wait for the refresh after all, the gate opens after 20 s.
         let watchdog = Task {
-            try? await Task.sleep(for: .seconds(20))
+            try? await Task.sleep(for: promptBound(seconds: 20))
             gate.continuation.finish()
         }
         waiting.cancel()

@@ -345,7 +345,7 @@ struct ClientCredentialsTests {
     func signOutWhileObtaining() async throws {
         let server = try await DemoServer.start()
         // Long, so that the sign-out comes first even on a loaded machine under a sanitizer.
-        server.api.configure { $0.refreshDelay = .seconds(8) }
+        server.api.configure { $0.refreshDelay = promptBound(seconds: 8) }
         let store = InMemoryTokenStore()
         let session = clientSession(server, store: store)
         let request = Task { try await session.get("api/whoami") }

@@ -428,7 +428,7 @@ struct DownloadResumeTests {
         var stateSeen: ContinuousClock.Instant?
         while reports.last?.receivedBytes != Int64(cut), ContinuousClock.now < deadline {
             if stateSeen == nil, FileManager.default.fileExists(atPath: state.path) { stateSeen = .now }
-            if let stateSeen, ContinuousClock.now - stateSeen > .seconds(2) { break }
+            if let stateSeen, ContinuousClock.now - stateSeen > promptBound(seconds: 2) { break }
             try await Task.sleep(for: .milliseconds(10))
         }
         // The partial is in use: another download to it fails at once, in this process or another.

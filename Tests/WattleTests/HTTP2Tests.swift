@@ -150,7 +150,9 @@ struct HTTP2Tests {
         // sanitizer on a loaded machine. 4 s was not: under ASan in CI the cancellation once took
         // 6.4 s to come back, and once lost the race to the stall timeout.
         let session = session(server) {
-            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(12))
+            // Widened under a sanitizer, the handshake included (over 10 s there under ASan).
+            $0.timeouts = Timeouts(
+                connect: promptBound(seconds: 10), total: promptBound(seconds: 30), stall: promptBound(seconds: 12))
         }
         _ = try await session.get("user")  // the connection, HTTP/2 known, so the rest multiplex on it
         async let slow = session.get("delay/700")
