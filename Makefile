@@ -51,10 +51,12 @@ cli:
 # for a 1 s limit while the contention test's 8 processes ran). The resource-count suite (leaks,
 # load) runs alone in the third: counts of file descriptors, threads and memory are process-wide.
 PROCESS_SUITES := KillDurabilityTests|ContentionTests|MultiProcessTests
+# $(call SPLIT_TEST,ARGS,MAIN_ARGS): the suite but PROCESS_SUITES, then those; ARGS go to both.
+SPLIT_TEST = { $(SWIFT) test --skip-build $(1) $(2) --skip '$(PROCESS_SUITES)' && \
+  $(SWIFT) test --skip-build $(1) --filter '$(PROCESS_SUITES)'; }
 test: deps
 	$(SWIFT) build --build-tests $(SWIFT_FLAGS)
-	$(SWIFT) test --skip-build --skip '$(PROCESS_SUITES)'
-	$(SWIFT) test --skip-build --filter '$(PROCESS_SUITES)'
+	$(call SPLIT_TEST,,)
 	WATTLE_ISOLATED=1 $(SWIFT) test --skip-build --filter IsolatedResourceTests
 
 format:
@@ -178,14 +180,12 @@ sanitize: deps
 	$(SWIFT) build --build-tests --scratch-path .build-asan --sanitize=address
 	set -o pipefail; export WATTLE_TEST_SANITIZER=1 SWIFT_BACKTRACE=enable=no \
 	  ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:malloc_context_size=40:suppressions=$(CURDIR)/scripts/asan-suppressions.txt; \
-	  { $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address $(SANITIZE_TEST_ARGS) --skip '$(PROCESS_SUITES)' && \
-	    $(SWIFT) test --skip-build --scratch-path .build-asan --sanitize=address --filter '$(PROCESS_SUITES)'; } 2>&1 \
+	  $(call SPLIT_TEST,--scratch-path .build-asan --sanitize=address,$(SANITIZE_TEST_ARGS)) 2>&1 \
 	  | tee .build-asan/test.log || { scripts/sanitizer-summary.sh .build-asan/test.log; exit 1; }
 	$(SWIFT) build --build-tests --scratch-path .build-tsan --sanitize=thread
 	set -o pipefail; export WATTLE_TEST_SANITIZER=1 SWIFT_BACKTRACE=enable=no \
 	  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1; \
-	  { $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread $(SANITIZE_TEST_ARGS) --skip '$(PROCESS_SUITES)' && \
-	    $(SWIFT) test --skip-build --scratch-path .build-tsan --sanitize=thread --filter '$(PROCESS_SUITES)'; } 2>&1 \
+	  $(call SPLIT_TEST,--scratch-path .build-tsan --sanitize=thread,$(SANITIZE_TEST_ARGS)) 2>&1 \
 	  | tee .build-tsan/test.log || { scripts/sanitizer-summary.sh .build-tsan/test.log; exit 1; }
 
 # `make soak`: the long versions of the reliability tests (300 SIGKILLs, 8 processes for 30 s,

@@ -54,7 +54,7 @@ struct CLIBasicAuthTests {
         let server = try await Servers.plain.value
         // A path of this test's own: the server counts it once the request has arrived, and
         // answers 3 s later (10 under a sanitizer), while the process is read.
-        let delay = getenv("WATTLE_TEST_SANITIZER") == nil ? 3000 : 10_000
+        let delay = CLI.underSanitizer ? 10_000 : 3000
         let path = "/delay/\(delay + (inURL ? 11 : 12))"
         let password = "s3cret-\(inURL ? "url" : "basic")"
         let stars = String(repeating: "*", count: password.count)

@@ -105,7 +105,7 @@ struct CLIContinueTests {
         let url = server.url("resource/300025?cut=100000&stall=1").absoluteString
         // Long enough for a loaded machine to send the head and the first bytes (else the stall
         // comes before any byte, and nothing is kept); the silence after them never ends.
-        let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? 10 : 30
+        let seconds = CLI.underSanitizer ? 30 : 10
         let result = try await CLI.run(["--stall-timeout", "\(seconds)", "--continue", "-o", file.path, url])
         #expect(result.status == 2, "\(result.stderr)")
         #expect(result.stderr.contains("stall phase after \(seconds) s"), "\(result.stderr)")

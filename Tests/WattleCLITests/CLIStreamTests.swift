@@ -13,7 +13,7 @@ struct CLIStreamTests {
         // Killed after 30 s (wide: a loaded machine), while the server waits three minutes to
         // send the second event; the stream has no stall timeout to end it first. (KILL: a
         // child of the test runner's threads inherits their blocked SIGTERM.)
-        let seconds = getenv("WATTLE_TEST_SANITIZER") == nil ? "30" : "60"
+        let seconds = CLI.underSanitizer ? "60" : "30"
         let result = try await CLI.run(["-S", url], wrapper: ["/usr/bin/timeout", "-s", "KILL", seconds])
         #expect(result.status == SIGKILL, "killed by timeout(1), which passes the signal on: \(result.stderr)")
         #expect(result.text == "id: 0\ndata: {\"n\":0}\n\n")
@@ -41,7 +41,7 @@ struct CLIStreamTests {
         let start = ContinuousClock.now
         // 10 s (30 under a sanitizer): the first event must have been printed by then, on a
         // loaded machine too.
-        let limit = getenv("WATTLE_TEST_SANITIZER") == nil ? "10" : "30"
+        let limit = CLI.underSanitizer ? "30" : "10"
         let streamed = try await CLI.run(["--timeout", limit, "-S", url])
         #expect(
             streamed.status == 2 && streamed.stderr.contains("Timed out in the total phase after \(limit) s"),
@@ -56,7 +56,7 @@ struct CLIStreamTests {
         #expect(
             downloaded.status == 2 && downloaded.stderr.contains("Timed out in the total phase after \(limit) s"),
             "\(downloaded.stderr)")
-        #expect(ContinuousClock.now - start < .seconds(getenv("WATTLE_TEST_SANITIZER") == nil ? 90 : 170))
+        #expect(ContinuousClock.now - start < .seconds(CLI.underSanitizer ? 170 : 90))
     }
 
     @Test("--stream to a pipe: the whole body, byte for byte; -v shows the head first; a 404 is exit 4 with its body")

@@ -7,6 +7,10 @@ import WattleKeychain
 
 /// Runs the built `wattle` binary.
 enum CLI {
+    /// Whether the tests run under a sanitizer (`make sanitize` sets WATTLE_TEST_SANITIZER),
+    /// where the CLI and the servers run several times slower: time limits are wider there.
+    static let underSanitizer = getenv("WATTLE_TEST_SANITIZER") != nil
+
     struct Result {
         var status: Int32
         var stdout: Data

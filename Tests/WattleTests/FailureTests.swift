@@ -72,7 +72,7 @@ struct FailureTests {
         "a request that waits for a connection (connectionsPerHost 1) past its total limit reports the total, not a connect timeout",
         // Under a sanitizer the second request once started only after the first had ended
         // (80 s, TSan), getting the connection: the ordering this test needs does not hold there.
-        .disabled(if: getenv("WATTLE_TEST_SANITIZER") != nil)
+        .disabled(if: underSanitizer)
     )
     func totalTimeoutWhileQueued() async throws {
         let server = try await TestServer.shared()

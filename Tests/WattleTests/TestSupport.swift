@@ -166,5 +166,8 @@ func expectPattern(in file: URL, count: Int, sourceLocation: SourceLocation = #_
 /// with the right result: there the bound is tripled. Each test also checks what happened (the
 /// error and its phase), which is what tells a wrong outcome from a slow machine.
 func promptBound(seconds: Int) -> Duration {
-    .seconds(getenv("WATTLE_TEST_SANITIZER") == nil ? seconds : seconds * 3)
+    .seconds(underSanitizer ? seconds * 3 : seconds)
 }
+
+/// Whether the tests run under a sanitizer (`make sanitize` sets WATTLE_TEST_SANITIZER).
+let underSanitizer = getenv("WATTLE_TEST_SANITIZER") != nil
