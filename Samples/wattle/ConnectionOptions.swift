@@ -9,6 +9,11 @@ struct ConnectionOptions: ParsableArguments {
     var timeout: Double?
 
     @Option(
+        name: .customLong("connect-timeout"),
+        help: "Give up on connecting (resolving, TCP and the TLS handshake) after this many seconds (default 10).")
+    var connectTimeout: Double?
+
+    @Option(
         name: .customLong("stall-timeout"),
         help: "Give up on a transfer that receives and sends nothing for this many seconds (default 30; 0 for never).")
     var stallTimeout: Double?
@@ -72,7 +77,8 @@ struct ConnectionOptions: ParsableArguments {
     /// The options as plain values, which the commands work from.
     var settings: ConnectionSettings {
         ConnectionSettings(
-            baseURL: baseURL, timeout: timeout, stallTimeout: stallTimeout, allowSelfSigned: allowSelfSigned, pin: pin,
+            baseURL: baseURL, timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout,
+            allowSelfSigned: allowSelfSigned, pin: pin,
             proxy: proxy,
             keychain: keychain, profile: profile, refreshPath: refreshPath, tokenPath: tokenPath, clientID: clientID,
             scope: scope, cert: cert, certKey: certKey, certName: certName)

@@ -19,6 +19,8 @@ struct ConnectionSettings: Equatable, Sendable {
     var baseURL: String?
     /// `--timeout`, in seconds.
     var timeout: Double?
+    /// `--connect-timeout`, in seconds.
+    var connectTimeout: Double?
     /// `--stall-timeout`, in seconds (0: none).
     var stallTimeout: Double?
     /// `--allow-self-signed`, each host given.
@@ -125,6 +127,12 @@ struct ConnectionSettings: Equatable, Sendable {
                 throw CLIError.usage("--timeout must be a positive number of seconds")
             }
             configuration.timeouts.total = Self.duration(seconds: timeout)
+        }
+        if let connectTimeout {
+            guard connectTimeout > 0, connectTimeout.isFinite else {
+                throw CLIError.usage("--connect-timeout must be a positive number of seconds")
+            }
+            configuration.timeouts.connect = Self.duration(seconds: connectTimeout)
         }
         if let stallTimeout {
             guard stallTimeout >= 0, stallTimeout.isFinite else {

@@ -106,6 +106,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// The CLI's way to act on `error`, where the library's description names a setting.
     static func cliHint(for error: WattleError) -> String? {
         switch error {
+        case .timedOut(.connect, _, _): "From the CLI: --connect-timeout SECONDS."
         case .timedOut(.total, _, _): "From the CLI: --timeout SECONDS."
         case .timedOut(.stall, _, _): "From the CLI: --stall-timeout SECONDS (0: none)."
         case .invalidURL(_, let reason) where reason.contains("relative"):

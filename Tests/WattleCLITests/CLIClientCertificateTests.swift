@@ -33,7 +33,7 @@ struct CLIClientCertificateTests {
         try Data(client.privateKeyPEM.utf8).write(to: URL(fileURLWithPath: key))
         try Data((client.certificatePEM + "\n" + client.privateKeyPEM).utf8).write(to: URL(fileURLWithPath: both))
         let url = "https://127.0.0.1:\(server.port)/echo"
-        let trust = ["--allow-self-signed", "127.0.0.1"]
+        let trust = CLI.tlsTrust
 
         let separate = try await CLI.run(trust + ["--cert", certificate, "--cert-key", key, url])
         #expect(separate.status == 0, "\(separate.stderr)")
@@ -86,7 +86,7 @@ struct CLIClientCertificateTests {
         let keychain = folder.appendingPathComponent("cli.keychain").path
         let store = ["--keychain", keychain]
         let url = "https://127.0.0.1:\(server.port)/echo"
-        let trust = ["--allow-self-signed", "127.0.0.1"]
+        let trust = CLI.tlsTrust
         var results: [CLI.Result] = []
         func run(_ arguments: [String]) async throws -> CLI.Result {
             let result = try await CLI.run(arguments)
@@ -200,7 +200,7 @@ struct CLIClientCertificateTests {
         try Data(client.certificatePEM.utf8).write(to: certificate)
         try encrypted.stdout.write(to: key)
         let url = "https://127.0.0.1:\(server.port)/echo"
-        let trust = ["--allow-self-signed", "127.0.0.1"]
+        let trust = CLI.tlsTrust
         let files = ["--cert", certificate.path, "--cert-key", key.path]
 
         let opened = try await CLI.run(trust + files + [url], environment: ["WATTLE_CERT_PASSWORD": passphrase])

@@ -11,6 +11,11 @@ enum CLI {
     /// where the CLI and the servers run several times slower: time limits are wider there.
     static let underSanitizer = getenv("WATTLE_TEST_SANITIZER") != nil
 
+    /// The arguments that make the TLS demo server's self-signed certificate acceptable, with
+    /// a connect timeout wider than the default 10 s under a sanitizer, where the handshake
+    /// with the in-process server can take seconds.
+    static let tlsTrust = ["--allow-self-signed", "127.0.0.1"] + (underSanitizer ? ["--connect-timeout", "60"] : [])
+
     struct Result {
         var status: Int32
         var stdout: Data
@@ -407,7 +412,7 @@ struct CLITests {
     @Test("--allow-self-signed and --pin make a TLS host work; the pin command prints the server's pin")
     func tlsOptions() async throws {
         let tls = try await Servers.tls.value
-        let allowed = try await CLI.run(["--allow-self-signed", "127.0.0.1", tls.url("user").absoluteString])
+        let allowed = try await CLI.run(CLI.tlsTrust + [tls.url("user").absoluteString])
         #expect(allowed.status == 0, "\(allowed.stderr)")
         let pin = try await CLI.run(["pin", "127.0.0.1:\(tls.port)"])
         #expect(pin.status == 0)
