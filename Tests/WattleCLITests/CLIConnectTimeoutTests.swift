@@ -13,15 +13,14 @@ struct CLIConnectTimeoutTests {
         // A port whose kernel completes TCP connections into the backlog, where nobody
         // accepts them: the TLS handshake gets no answer, as from a host behind a black hole.
         let silent = try ListeningSocket()
-        let start = ContinuousClock.now
         let result = try await CLI.run(["--connect-timeout", "0.4", "https://127.0.0.1:\(silent.port)/"])
-        let elapsed = ContinuousClock.now - start
         #expect(result.status == 2, "\(result.stderr)")
-        // The library's message says which phase and after how long: the option reached it.
+        // The library's message says which phase timed out and what the timeout was: the
+        // option reached the request (the default would say 10 s). When it fires is the
+        // library's to show (FailureTests.connectTimeout): in `make test` the test waited
+        // 6.5-10.7 s for a child that ran 0.48 s (by `time`), on two cores the suite fills.
         #expect(result.stderr.contains("connect phase after 400 ms"), "\(result.stderr)")
         #expect(result.stderr.contains("From the CLI: --connect-timeout SECONDS."), "\(result.stderr)")
-        // Sooner than the default's 10 s; wider under a sanitizer, where the CLI starts slowly.
-        #expect(elapsed < .seconds(CLI.underSanitizer ? 30 : 8), "took \(elapsed)")
     }
 
     @Test("zero, negative and non-finite values are usage errors on one line; a huge one is taken as very long")
