@@ -214,12 +214,20 @@ struct CLITests {
     func outOfRangeNumbers() async throws {
         let server = try await Servers.plain.value
         let url = server.url("echo").absoluteString
-        for arguments in [["--timeout", "inf"], ["--timeout", "nan"], ["--stall-timeout", "inf"]] {
+        for arguments in [
+            ["--timeout", "inf"], ["--timeout", "nan"], ["--stall-timeout", "inf"], ["--connect-timeout", "inf"],
+            ["--connect-timeout", "nan"], ["--connect-timeout=0"], ["--connect-timeout=-1"],
+        ] {
             let refused = try await CLI.run(arguments + [url])
             #expect(refused.status == 1, "\(arguments): \(refused.stderr)")
             #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+            if arguments[0].hasPrefix("--connect-timeout") {
+                #expect(refused.stderr == "wattle: --connect-timeout must be a positive number of seconds\n")
+            }
         }
-        let long = try await CLI.run(["--timeout", "1e16", "--stall-timeout", "1e300", url])
+        let long = try await CLI.run([
+            "--timeout", "1e16", "--stall-timeout", "1e300", "--connect-timeout", "1e16", url,
+        ])
         #expect(long.status == 0, "\(long.stderr)")
 
         let folder = try temporaryFolder()
@@ -493,8 +501,8 @@ struct CLITests {
         let port = try DemoServerPort.free()
         for (url, variable, options) in [
             (plain.url("echo").absoluteString, "http_proxy", [String]()),
-            (tls.url("echo").absoluteString, "https_proxy", ["--allow-self-signed", "127.0.0.1"]),
-            (tls.url("echo").absoluteString, "ALL_PROXY", ["--allow-self-signed", "127.0.0.1"]),
+            (tls.url("echo").absoluteString, "https_proxy", CLI.tlsTrust),
+            (tls.url("echo").absoluteString, "ALL_PROXY", CLI.tlsTrust),
         ] {
             let result = try await CLI.run(
                 options + [url],

@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -59,6 +60,7 @@ struct FailureTests {
     @Test("a total timeout shorter than the connect timeout, firing while connecting, is reported as the total")
     func totalShorterThanConnect() async throws {
         let silent = try SilentServer()  // accepts, never completes the TLS handshake
+        defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
         let session = makeSession(try await TestServer.shared()) {
             $0.timeouts = Timeouts(connect: .seconds(10), total: .milliseconds(300))
         }
@@ -98,6 +100,7 @@ struct FailureTests {
     @Test("the connect timeout fires during a TLS handshake that never completes")
     func connectTimeout() async throws {
         let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
         let session = makeSession(try await TestServer.shared()) { $0.timeouts = Timeouts(connect: .milliseconds(300)) }
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await session.get("https://127.0.0.1:\(silent.port)/") }) {

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -219,6 +220,7 @@ struct FileBodyTests {
         let files = try Files()
         // A server that never answers: a request that went out would wait for the timeout.
         let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
         let session = makeSession(try await TestServer.shared()) {
             $0.baseURL = URL(string: "http://127.0.0.1:\(silent.port)/")
             $0.timeouts.total = .seconds(20)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Synchronization
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -168,6 +169,7 @@ struct MultipartFileTests {
     func unusableFiles() async throws {
         let files = try Files()
         let silent = try SilentServer()
+        defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
         let session = makeSession(try await TestServer.shared()) {
             $0.baseURL = URL(string: "http://127.0.0.1:\(silent.port)/")
             $0.timeouts.total = .seconds(20)

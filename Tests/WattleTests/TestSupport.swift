@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -70,43 +71,6 @@ func expectWattleError(
         #expect(matches(error), "unexpected error: \(error)", sourceLocation: sourceLocation)
     } catch {
         Issue.record("expected a WattleError, got \(error)", sourceLocation: sourceLocation)
-    }
-}
-
-/// A TCP listener on 127.0.0.1 that never accepts and never answers: connections complete
-/// in the kernel's backlog, then nothing happens.
-final class SilentServer: @unchecked Sendable {
-    let port: Int
-    private var descriptor: Int32
-
-    /// - Parameter listening: false for a port that is only bound, where connections are refused.
-    init(listening: Bool = true) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.descriptor = descriptor
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        guard bound == 0, !listening || listen(descriptor, 16) == 0 else {
-            close(descriptor)
-            throw POSIXError(.EADDRINUSE)
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        self.port = Int(UInt16(bigEndian: address.sin_port))
-    }
-
-    deinit { if descriptor >= 0 { close(descriptor) } }
-
-    /// The listening socket, now the caller's to accept on and close.
-    func takeDescriptor() -> Int32 {
-        defer { descriptor = -1 }
-        return descriptor
     }
 }
 

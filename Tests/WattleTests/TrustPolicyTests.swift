@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Synchronization
+import TestProxies
 import Testing
 import WattleDemoServer
 
@@ -215,6 +216,7 @@ struct TrustPolicyTests {
     @Test("reading a server's pin ends soon after the task is cancelled, and a silent server times out as a timeout")
     func pinOfSilentServer() async throws {
         let silent = try SilentServer()  // accepts, never completes the TLS handshake
+        defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
         let reading = Task {
             try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: silent.port, timeout: .seconds(600))
         }
