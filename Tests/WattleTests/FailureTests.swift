@@ -101,15 +101,17 @@ struct FailureTests {
     func connectTimeout() async throws {
         let silent = try SilentServer()
         defer { withExtendedLifetime(silent) {} }  // its socket closes when it is released
-        let session = makeSession(try await TestServer.shared()) { $0.timeouts = Timeouts(connect: .milliseconds(300)) }
+        let session = makeSession(try await TestServer.shared()) {
+            $0.timeouts = Timeouts(connect: .milliseconds(300), total: .seconds(120))
+        }
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await session.get("https://127.0.0.1:\(silent.port)/") }) {
             if case .timedOut(let phase, let after, _) = $0 { return phase == .connect && after == .milliseconds(300) }
             return false
         }
-        // Loose bounds throughout: the suite runs in parallel on 2 cores, and a resumed task can
-        // wait for a cooperative thread. The error's phase is the real check.
-        #expect(ContinuousClock.now - start < promptBound(seconds: 8))
+        // Not the total timeout. (Loose bounds throughout: the suite runs in parallel on 2 cores,
+        // and a resumed task can wait for a cooperative thread. The error's phase is the real check.)
+        #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
     }
 
     @Test("the total timeout fires when the server is slower than allowed")
@@ -117,11 +119,11 @@ struct FailureTests {
         let server = try await TestServer.shared()
         let session = makeSession(server)
         let start = ContinuousClock.now
-        await expectWattleError({ _ = try await session.send(Request("delay/20000", timeout: .milliseconds(300))) }) {
+        await expectWattleError({ _ = try await session.send(Request("delay/120000", timeout: .milliseconds(300))) }) {
             if case .timedOut(let phase, _, _) = $0 { return phase == .total }
             return false
         }
-        #expect(ContinuousClock.now - start < promptBound(seconds: 8))
+        #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
     }
 
     @Test("the total timeout covers the redirects followed, not each hop afresh")
@@ -129,14 +131,14 @@ struct FailureTests {
         let server = try await TestServer.shared()
         let session = makeSession(server)
         // Five hops of 300 ms each: every one within 1 s, all of them not.
-        let start = ContinuousClock.now
         await expectWattleError({
             _ = try await session.send(Request("redirect-chain/5?delay=300", timeout: .seconds(1)))
         }) {
             if case .timedOut(phase: .total, let after, _) = $0 { return after == .seconds(1) }
             return false
         }
-        #expect(ContinuousClock.now - start < promptBound(seconds: 8))
+        // (No wall-time bound: the whole chain takes 1.5 s, so only the error tells a total
+        // that covers the chain from one that each hop restarts.)
         // Within the limit, the chain is followed to its end.
         // (Generous: under a sanitizer, with the whole suite on 2 cores, two 100 ms hops once
         // took over 5 s.)
@@ -149,14 +151,14 @@ struct FailureTests {
     func stallTimeout() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server) {
-            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(30), stall: .seconds(1))
+            $0.timeouts = Timeouts(connect: .seconds(5), total: .seconds(120), stall: .seconds(1))
         }
         let start = ContinuousClock.now
         await expectWattleError({ _ = try await session.get("stall") }) {
             if case .timedOut(let phase, _, _) = $0 { return phase == .stall }
             return false
         }
-        #expect(ContinuousClock.now - start < promptBound(seconds: 10))
+        #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
     }
 
     @Test("a refused connection is cannotConnect with host and port")
@@ -213,16 +215,15 @@ struct CancellationTests {
     func cancelMidTransfer() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
-        let task = Task { try await session.get("delay/60000") }
+        let task = Task { try await session.get("delay/120000") }
         try await Task.sleep(for: .milliseconds(200))
         let start = ContinuousClock.now
         task.cancel()
         let result = await task.result
-        // Well before the 60 s the server would take. Loose, because the suite runs in parallel
-        // on 2 cores and the resumed task waits for a pool thread: 5.4 s once while every suite
-        // was starting, 6.4 s once under TSan. The 10 s allowed (30 s under a sanitizer) still
-        // fail a cancellation that waits for the server.
-        #expect(ContinuousClock.now - start < promptBound(seconds: 10))
+        // Well before the 120 s the server would take: the suite runs in parallel on 2 cores
+        // and the resumed task waits for a pool thread (5.4 s once while every suite was
+        // starting, 6.4 s once under TSan).
+        #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
         guard case .failure(let error) = result, case .cancelled = error as? WattleError else {
             Issue.record("expected cancelled, got \(result)")
             return
