@@ -225,7 +225,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             if stopping { break }
             _ = curl_multi_perform(multi, &running)
             collectFinished()
-            checkStalls()
+            checkTimeouts()
             // Sleep only if no command arrived meanwhile; the flag is set under the same lock
             // posters take, so none is missed.
             let sleep = inbox.withLock { inbox -> Bool in
@@ -234,7 +234,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                 return true
             }
             if sleep {
-                // With transfers running, wake at least every 100 ms for the stall check.
+                // With transfers running, wake at least every 100 ms for the timeout check.
                 _ = curl_multi_poll(multi, nil, 0, active.isEmpty ? 1000 : 100, nil)
                 inbox.withLock { $0.sleeping = false }
             }
@@ -294,6 +294,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
                     .transport(code: Int(code.rawValue), message: String(cString: curl_multi_strerror(code)))))
             return
         }
+        transfer.handedToCurlAt = .now
         transfer.activeIndex = active.count
         active.append(transfer)
     }
@@ -347,25 +348,31 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     }
 
     /// Engine thread only (unchecked exclusivity: see `active`).
-    @exclusivity(unchecked) private var nextStallCheck = ContinuousClock.now
+    @exclusivity(unchecked) private var nextTimeoutCheck = ContinuousClock.now
 
-    /// Fails transfers that moved no byte for their stall timeout (checked every 100 ms).
-    private func checkStalls() {
+    /// Fails transfers that moved no byte for their stall timeout, and those that waited for a
+    /// connection past their total timeout, which libcurl does not check (every 100 ms).
+    private func checkTimeouts() {
         let now = ContinuousClock.now
-        guard now >= nextStallCheck, !active.isEmpty else { return }
-        nextStallCheck = now + .milliseconds(100)
+        guard now >= nextTimeoutCheck, !active.isEmpty else { return }
+        nextTimeoutCheck = now + .milliseconds(100)
         // Backwards: a removal moves the last transfer into the removed one's place.
-        for index in active.indices.reversed() where active[index].hasStalled(now: now) {
+        for index in active.indices.reversed() {
             let transfer = active[index]
+            let request = transfer.request
+            let error: WattleError
+            if transfer.hasStalled(now: now) {
+                error = .timedOut(phase: .stall, after: request.timeouts.stall ?? .zero, url: request.url)
+            } else if transfer.hasOverrunWhileWaiting(now: now) {
+                error = .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
+            } else {
+                continue
+            }
             removeActive(transfer)
             if let easy = transfer.easy { curl_multi_remove_handle(multi, easy) }
             transfer.discardPartialDownload()
             recycle(transfer)
-            complete(
-                transfer,
-                with: .failure(
-                    .timedOut(phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)
-                ))
+            complete(transfer, with: .failure(error))
         }
     }
 
