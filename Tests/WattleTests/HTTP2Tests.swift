@@ -156,7 +156,10 @@ struct HTTP2Tests {
         }
         _ = try await session.get("user")  // the connection, HTTP/2 known, so the rest multiplex on it
         async let slow = session.get("delay/700")
-        let cancelled = Task { try await session.get("delay/30000") }
+        // Events a second apart: never silent for the stall timeout, so only the cancel ends it.
+        let cancelled = Task {
+            try await session.send(Request("events?count=1000&interval=1000", timeout: .seconds(240)))
+        }
         async let stalled: Void = expectWattleError({ _ = try await session.get("stall") }) {
             if case .timedOut(let phase, _, _) = $0 { return phase == .stall }
             return false

@@ -210,7 +210,10 @@ struct MultipartFileTests {
         try FileHandle(forWritingTo: url).truncate(atOffset: 32 * 1024 * 1024)
         let server = try PausedReader()
         var configuration = testConfiguration()
-        configuration.timeouts.total = .seconds(30)
+        // Long, and no stall timeout, for the wait on a pool thread before the shrink (the server
+        // reads nothing meanwhile); a shrink that goes unseen ends in the total timeout instead.
+        configuration.timeouts.total = .seconds(120)
+        configuration.timeouts.stall = nil
         let session = Session(configuration: configuration)
         let form = RequestBody.multipart([.file("first", contentsOf: first.url), .file("second", contentsOf: url)])
         let upload = Task {
