@@ -350,8 +350,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Engine thread only (unchecked exclusivity: see `active`).
     @exclusivity(unchecked) private var nextTimeoutCheck = ContinuousClock.now
 
-    /// Fails transfers that moved no byte for their stall timeout, and those past their total
-    /// timeout that libcurl has not ended, having waited for a connection (every 100 ms).
+    /// Fails transfers that moved no byte for their stall timeout, and those that waited for a
+    /// connection past their total timeout, which libcurl does not check (every 100 ms).
     private func checkTimeouts() {
         let now = ContinuousClock.now
         guard now >= nextTimeoutCheck, !active.isEmpty else { return }
@@ -359,13 +359,12 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // Backwards: a removal moves the last transfer into the removed one's place.
         for index in active.indices.reversed() {
             let transfer = active[index]
+            let request = transfer.request
             let error: WattleError
             if transfer.hasStalled(now: now) {
-                error = .timedOut(
-                    phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)
-            } else if transfer.hasOverrunTotal(now: now) {
-                error = .timedOut(
-                    phase: .total, after: transfer.request.timeouts.total ?? .zero, url: transfer.request.url)
+                error = .timedOut(phase: .stall, after: request.timeouts.stall ?? .zero, url: request.url)
+            } else if transfer.hasOverrunWhileWaiting(now: now) {
+                error = .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
             } else {
                 continue
             }
