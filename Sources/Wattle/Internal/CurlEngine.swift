@@ -359,12 +359,13 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         // Backwards: a removal moves the last transfer into the removed one's place.
         for index in active.indices.reversed() {
             let transfer = active[index]
-            let request = transfer.request
             let error: WattleError
             if transfer.hasStalled(now: now) {
-                error = .timedOut(phase: .stall, after: request.timeouts.stall ?? .zero, url: request.url)
+                error = .timedOut(
+                    phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)
             } else if transfer.hasOverrunWhileWaiting(now: now) {
-                error = .timedOut(phase: .total, after: request.timeouts.total ?? .zero, url: request.url)
+                error = .timedOut(
+                    phase: .total, after: transfer.request.timeouts.total ?? .zero, url: transfer.request.url)
             } else {
                 continue
             }

@@ -995,7 +995,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// A transfer that waited in libcurl's queue for a connection (at `connectionsPerHost`)
     /// never connected, yet its total limit is what fired: libcurl 7.88 checks no limit while
     /// a transfer waits, and fails it the moment it leaves the queue with its total time used
-    /// (the engine fails it first, at the limit: `hasOverrunWhileWaiting`). Its elapsed time,
+    /// (the engine fails it first, just past the limit: `hasOverrunWhileWaiting`). Its elapsed time,
     /// at or past the total limit and beyond the connect limit, tells.
     private func timeoutError(message: String, elapsed: Duration) -> WattleError {
         let lower = message.lowercased()
