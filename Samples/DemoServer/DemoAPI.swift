@@ -76,9 +76,28 @@ public final class DemoAPI: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Holds the answers of `/api/refresh` and `/api/token` from `holdTokenAnswers` on.
+    private let tokenGate = RouteGate()
+    private let holdingTokenAnswers = Mutex(false)
 
     /// Creates the API with default settings.
     public init() {}
+
+    /// Holds the answers of `/api/refresh` and `/api/token` that go through `refreshDelay` (all
+    /// but a malformed token request's 400) until ``releaseTokenAnswers()``, or until `limit`
+    /// has passed, so that a test that never releases them still ends. For tests that act while
+    /// a request waits on a refresh: a delay cannot promise that the test's next step comes
+    /// first on a loaded machine. Once only: after the release, answers are no longer held.
+    public func holdTokenAnswers(atMost limit: Duration = .seconds(120)) {
+        holdingTokenAnswers.withLock { $0 = true }
+        Task { [tokenGate] in
+            try? await Task.sleep(for: limit)
+            tokenGate.open()
+        }
+    }
+
+    /// Sends the answers ``holdTokenAnswers(atMost:)`` held, and every later one at once.
+    public func releaseTokenAnswers() { tokenGate.open() }
 
     /// The last `/api/token` request, if any.
     public var lastTokenRequest: TokenRequest? { state.withLock { $0.lastTokenRequest } }
@@ -226,7 +245,7 @@ public final class DemoAPI: Sendable {
             let pair = issue(for: user, in: &state)
             return (tokenResponse(pair, settings: state.settings), delay)
         }
-        return Self.answer(outcome, after: delay)
+        return answered(outcome, after: delay)
     }
 
     /// `POST /api/token`: the client-credentials grant (RFC 6749 section 4.4), with the client
@@ -271,13 +290,14 @@ public final class DemoAPI: Sendable {
             if let scope { answer["scope"] = scope }
             return (TestRoutes.json(200, answer), delay)
         }
-        return Self.answer(outcome, after: delay)
+        return answered(outcome, after: delay)
     }
 
-    /// `outcome`, answered after `delay`.
-    private static func answer(_ outcome: RouteOutcome, after delay: Duration) -> RouteOutcome {
+    /// `outcome`, answered after `delay`, and once the token gate opens if answers are held.
+    private func answered(_ outcome: RouteOutcome, after delay: Duration) -> RouteOutcome {
+        let gated = holdingTokenAnswers.withLock { $0 } ? RouteOutcome.held(tokenGate, outcome) : outcome
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-        return milliseconds > 0 ? .delayed(milliseconds: milliseconds, outcome) : outcome
+        return milliseconds > 0 ? .delayed(milliseconds: milliseconds, gated) : gated
     }
 
     /// The identifier and secret of an `Authorization: Basic` header, each form-decoded.

@@ -23,6 +23,8 @@ enum RouteOutcome: Sendable {
     case events(count: Int, intervalMilliseconds: Int, delayMilliseconds: Int)
     /// The outcome after a delay.
     indirect case delayed(milliseconds: Int, RouteOutcome)
+    /// The outcome once the gate opens.
+    indirect case held(RouteGate, RouteOutcome)
     /// Closes the connection without any response.
     case close
 }
@@ -181,6 +183,16 @@ final class HTTPRouteHandler: ChannelInboundHandler {
                 guard context.channel.isActive else { return }
                 handler.perform(next, context: context, keepAlive: keepAlive, version: version)
             }
+        case .held(let gate, let next):
+            let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            gate.whenOpen {
+                eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    guard context.channel.isActive else { return }
+                    handler.perform(next, context: context, keepAlive: keepAlive, version: version)
+                }
+            }
         case .close:
             context.close(promise: nil)
         case .events(let count, let interval, let delay):
@@ -291,6 +303,12 @@ public enum Pattern {
     /// One chunk: 256 whole periods, so every chunk is identical.
     public static let chunk: [UInt8] = (0..<(251 * 256)).map { UInt8($0 % 251) }
 
-    /// The first `count` bytes of the pattern.
-    public static func bytes(_ count: Int) -> [UInt8] { (0..<count).map { UInt8($0 % 251) } }
+    /// The first `count` bytes of the pattern, copied a chunk at a time (byte by byte, a test's
+    /// few megabytes took a second of a debug build's CPU).
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(max(0, count))
+        while bytes.count < count { bytes += chunk.prefix(count - bytes.count) }
+        return bytes
+    }
 }

@@ -37,7 +37,8 @@ public struct Configuration: Sendable {
     /// Whether concurrent requests to one host share one HTTP/2 connection
     /// (`CURLMOPT_PIPELINING` multiplexing with `CURLOPT_PIPEWAIT`). Default `true`.
     public var multiplexing = true
-    /// The most connections open to one host at once; further requests queue. Default 32.
+    /// The most connections open to one host at once; further requests queue, their
+    /// ``Timeouts/total`` running while they wait. Default 32.
     public var connectionsPerHost = 32
     /// How many idle connections are kept for reuse (`CURLMOPT_MAXCONNECTS`). Keep it at least
     /// the expected concurrency, or connections are closed and reopened. Default 64.

@@ -17,6 +17,8 @@ public struct Timeouts: Sendable, Hashable {
     /// streamed responses and bodies sent from a file (``RequestBody/file(_:contentType:)``, a
     /// multipart body with a part from disk) ignore it unless the request sets its own
     /// timeout: a transfer of any size then runs while it progresses, bounded by ``stall``.
+    /// Time spent waiting for a connection (at ``Configuration/connectionsPerHost``) counts:
+    /// only this limit bounds that wait.
     public var total: Duration?
     /// How long the transfer may go without receiving or sending a byte (see
     /// ``stallMinimumBytes``) before it is abandoned; checked by Wattle every 100 ms once a

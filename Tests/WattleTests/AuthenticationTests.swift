@@ -184,15 +184,19 @@ struct AuthenticationTests {
     }
 
     /// A fixture whose token expired on the client, and a request already waiting on the
-    /// refresh it caused, which the server holds for `delay`.
-    /// A request waiting on a refresh the server answers after `delay`: long by default, so
-    /// that what a test does meanwhile comes first even on a loaded machine (at 300 ms, a
-    /// sign-out once came after the refresh's answer while every suite ran on 2 cores).
+    /// refresh it caused, which the server answers after `delay`, or by default holds until
+    /// the test calls `releaseTokenAnswers()`: what a test does meanwhile must come first, and
+    /// no delay promises that on a loaded machine (at 300 ms a sign-out once came after the
+    /// refresh's answer, and at 8 s a test's step can still wait that long for a pool thread).
     private func requestWaitingOnRefresh<Value: Sendable>(
-        delay: Duration = promptBound(seconds: 8), _ send: @escaping @Sendable (Session) async throws -> Value
+        delay: Duration? = nil, _ send: @escaping @Sendable (Session) async throws -> Value
     ) async throws -> (AuthFixture, Task<Value, any Error>) {
         let fixture = try await AuthFixture.make(expiredOnClient: true)
-        fixture.server.api.configure { $0.refreshDelay = delay }
+        if let delay {
+            fixture.server.api.configure { $0.refreshDelay = delay }
+        } else {
+            fixture.server.api.holdTokenAnswers()
+        }
         let session = fixture.session
         let request = Task { try await send(session) }
         while fixture.server.stats.hits("/api/refresh") == 0 { try await Task.sleep(for: .milliseconds(5)) }
@@ -206,7 +210,9 @@ struct AuthenticationTests {
         let other = fixture.server.api.issueTokens(for: "other")
         let signedIn = AuthToken(
             accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
+        defer { fixture.server.api.releaseTokenAnswers() }  // also when the sign-in throws
         try await session.signIn(with: signedIn)
+        fixture.server.api.releaseTokenAnswers()
         #expect(try await request.value.header("Authorization") == "Bearer \(other.access)")
         #expect(try await fixture.store.load() == signedIn)
         #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == "Bearer \(other.access)")
@@ -253,7 +259,9 @@ struct AuthenticationTests {
     func signOutDuringRefreshWins() async throws {
         let (fixture, request) = try await requestWaitingOnRefresh { try await $0.get("echo").decode(Echo.self) }
         let session = fixture.session
+        defer { fixture.server.api.releaseTokenAnswers() }  // also when the sign-out throws
         try await session.signOut()
+        fixture.server.api.releaseTokenAnswers()
         #expect(try await request.value.header("Authorization") == nil)
         #expect(try await fixture.store.load() == nil)
         #expect(try await session.isSignedIn == false)
@@ -264,7 +272,7 @@ struct AuthenticationTests {
         "a sign-in or sign-out made while a refresh saves its token waits for that save, then decides what the store holds",
         // (The limit turns a deadlock into a failure. The test takes 25 ms alone, but 20-30 s
         // with the whole suite on 2 cores, and past a minute under ThreadSanitizer.)
-        .timeLimit(.minutes(5)), arguments: [true, false])
+        .timeLimit(.minutes(10)), arguments: [true, false])
     func decisionWaitsForARefreshSave(signingIn: Bool) async throws {
         let server = try await DemoServer.start()
         let tokens = server.api.issueTokens()
@@ -614,7 +622,7 @@ struct AuthenticationTests {
 
     @Test(
         "a request cancelled while it waits for a refresh ends without it; the refresh goes on and is kept",
-        .timeLimit(.minutes(5)))
+        .timeLimit(.minutes(10)))
     func cancelWhileRefreshing() async throws {
         // The refresh waits at a gate the test opens, after the cancelled request has ended.
         let gate = AsyncStream<Void>.makeStream()

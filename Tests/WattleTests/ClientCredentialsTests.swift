@@ -344,13 +344,15 @@ struct ClientCredentialsTests {
     @Test("a sign-out while a token is obtained fails the waiting request, which is not sent; nothing is stored")
     func signOutWhileObtaining() async throws {
         let server = try await DemoServer.start()
-        // Long, so that the sign-out comes first even on a loaded machine under a sanitizer.
-        server.api.configure { $0.refreshDelay = promptBound(seconds: 8) }
+        // Held until the sign-out is done: no delay promises that it comes first on a loaded machine.
+        server.api.holdTokenAnswers()
         let store = InMemoryTokenStore()
         let session = clientSession(server, store: store)
         let request = Task { try await session.get("api/whoami") }
         while server.stats.hits("/api/token") == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        defer { server.api.releaseTokenAnswers() }  // also when the sign-out throws
         try await session.signOut()
+        server.api.releaseTokenAnswers()
         await expectWattleError({ _ = try await request.value }) { isAuthenticationFailed($0, saying: "signed out") }
         #expect(server.stats.hits("/api/whoami") == 0)
         #expect(try await store.load() == nil)

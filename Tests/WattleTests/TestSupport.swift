@@ -20,14 +20,17 @@ enum TestServer {
     static func other() async throws -> DemoServer { try await second.value }
 }
 
-/// A configuration for tests: no proxy from the environment, and a connect timeout that allows
-/// for the sanitizer passes. There every suite starts at once on two cores with the TLS server in
-/// the same process, and .ci/run's ASan pass saw TLS handshakes to it overrun the default 10 s
-/// connect timeout (the connect phase includes the handshake) in the first minute.
+/// A configuration for tests: no proxy from the environment, and timeouts that allow for the
+/// sanitizer passes: the library's defaults (10 s to connect, 60 s in all, 30 s without a byte),
+/// tripled there. There every suite starts at once on two cores with the TLS server in the same
+/// process, and .ci/run's ASan pass saw TLS handshakes to it overrun the default 10 s connect
+/// timeout (the connect phase includes the handshake) in the first minute.
 func testConfiguration() -> Configuration {
     var configuration = Configuration()
     configuration.proxy = .none
     configuration.timeouts.connect = promptBound(seconds: 10)
+    configuration.timeouts.total = promptBound(seconds: 60)
+    configuration.timeouts.stall = promptBound(seconds: 30)
     return configuration
 }
 

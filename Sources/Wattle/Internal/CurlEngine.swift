@@ -350,8 +350,8 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
     /// Engine thread only (unchecked exclusivity: see `active`).
     @exclusivity(unchecked) private var nextTimeoutCheck = ContinuousClock.now
 
-    /// Fails transfers that moved no byte for their stall timeout, and those that waited for a
-    /// connection past their total timeout, which libcurl does not check (every 100 ms).
+    /// Fails transfers that moved no byte for their stall timeout, and those past their total
+    /// timeout that libcurl has not ended, having waited for a connection (every 100 ms).
     private func checkTimeouts() {
         let now = ContinuousClock.now
         guard now >= nextTimeoutCheck, !active.isEmpty else { return }
@@ -363,7 +363,7 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
             if transfer.hasStalled(now: now) {
                 error = .timedOut(
                     phase: .stall, after: transfer.request.timeouts.stall ?? .zero, url: transfer.request.url)
-            } else if transfer.hasOverrunWhileWaiting(now: now) {
+            } else if transfer.hasOverrunTotal(now: now) {
                 error = .timedOut(
                     phase: .total, after: transfer.request.timeouts.total ?? .zero, url: transfer.request.url)
             } else {

@@ -98,7 +98,7 @@ final class CurlTransfer: @unchecked Sendable {
     var lastActivityCount = 0
     /// When the stall check last saw enough progress (unchecked exclusivity: see `rawHeaders`).
     @exclusivity(unchecked) var lastActivityTime = ContinuousClock.now
-    /// When the engine handed the transfer to libcurl (engine thread; see `hasOverrunWhileWaiting`).
+    /// When the engine handed the transfer to libcurl (engine thread; see `hasOverrunTotal`).
     @exclusivity(unchecked) var handedToCurlAt = ContinuousClock.now
 
     private var headerBytes = 0
@@ -995,7 +995,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// A transfer that waited in libcurl's queue for a connection (at `connectionsPerHost`)
     /// never connected, yet its total limit is what fired: libcurl 7.88 checks no limit while
     /// a transfer waits, and fails it the moment it leaves the queue with its total time used
-    /// (the engine fails it first, just past the limit: `hasOverrunWhileWaiting`). Its elapsed time,
+    /// (the engine fails it first, just past the limit: `hasOverrunTotal`). Its elapsed time,
     /// at or past the total limit and beyond the connect limit, tells.
     private func timeoutError(message: String, elapsed: Duration) -> WattleError {
         let lower = message.lowercased()
@@ -1050,15 +1050,16 @@ final class CurlTransfer: @unchecked Sendable {
         return now - lastActivityTime >= stall
     }
 
-    /// Whether the transfer has gone past its total limit without a connection, as of `now`
-    /// (engine thread). libcurl 7.88 checks no limit while a transfer waits in its queue for a
-    /// connection (at `connectionsPerHost`): it fails it only when it leaves the queue, however
-    /// long that takes (curl#13227, fixed in 8.8), so the engine checks it itself. The margin
-    /// lets libcurl's own check, which fires at the limit, come first for a transfer that is
-    /// connecting rather than queued.
-    func hasOverrunWhileWaiting(now: ContinuousClock.Instant) -> Bool {
-        guard !connected, let total = request.timeouts.total else { return false }
-        return now - handedToCurlAt >= total + .milliseconds(100)
+    /// Whether the transfer has gone past its total limit, as of `now` (engine thread), and
+    /// libcurl has not ended it. libcurl 7.88 checks no limit while a transfer waits in its
+    /// queue for a connection (at `connectionsPerHost`, or a retry queued again): it fails it
+    /// only when it leaves the queue, however long that takes (curl#13227, fixed in 8.8), so
+    /// the engine checks it itself. The margin lets libcurl's own check, which fires at the
+    /// limit, come first: 100 ms for a transfer that never had a connection (it may be
+    /// connecting rather than queued), 1 s for one that had.
+    func hasOverrunTotal(now: ContinuousClock.Instant) -> Bool {
+        guard let total = request.timeouts.total else { return false }
+        return now - handedToCurlAt >= total + (connected ? .seconds(1) : .milliseconds(100))
     }
 
     /// Hands a piece of a 2xx body to its reader (the head first, with the first piece), or
