@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 
 /// What a route asks the connection to do.
 enum RouteOutcome: Sendable {
@@ -126,7 +127,22 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             requestsServed += 1
             let atLimit = maximumRequests.map { requestsServed >= $0 } ?? false
             let keepAlive = head.version.major >= 2 || (head.isKeepAlive && !atLimit)
-            perform(routes(request), context: context, keepAlive: keepAlive, version: head.version)
+            // The route runs on NIO's thread pool, not on the event loop every demo server
+            // shares: a route's work (a large body's JSON or hash, a file built for a range)
+            // would otherwise hold back every other connection's reads, writes and accepts. A
+            // 2 MB `/echo` held one loop for seconds, and connections made meanwhile waited in
+            // the listen queue, connected but unanswered, past a client's stall timeout.
+            let routes = self.routes
+            let version = head.version
+            NIOThreadPool.singleton.runIfActive(eventLoop: context.eventLoop) { routes(request) }
+                .assumeIsolated().whenComplete { result in
+                    switch result {
+                    case .success(let outcome):
+                        self.perform(outcome, context: context, keepAlive: keepAlive, version: version)
+                    case .failure:
+                        context.close(promise: nil)
+                    }
+                }
         }
     }
 
