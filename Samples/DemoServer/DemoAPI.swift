@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// The demo API: login, token refresh, and protected endpoints.
 ///
@@ -75,10 +75,12 @@ public final class DemoAPI: Sendable {
         var spentRefreshTokens: [String: String] = [:]  // used refresh token -> user
     }
 
-    private let state = Mutex(State())
+    // NIOLockedValueBox (pthread-based) rather than Mutex: ThreadSanitizer sees its handovers
+    // between the route pool's threads and the test's.
+    private let state = NIOLockedValueBox(State())
     /// Holds the answers of `/api/refresh` and `/api/token` from `holdTokenAnswers` on.
     private let tokenGate = RouteGate()
-    private let holdingTokenAnswers = Mutex(false)
+    private let holdingTokenAnswers = NIOLockedValueBox(false)
 
     /// Creates the API with default settings.
     public init() {}
@@ -89,7 +91,7 @@ public final class DemoAPI: Sendable {
     /// a request waits on a refresh: a delay cannot promise that the test's next step comes
     /// first on a loaded machine. Once only: after the release, answers are no longer held.
     public func holdTokenAnswers(atMost limit: Duration = .seconds(120)) {
-        holdingTokenAnswers.withLock { $0 = true }
+        holdingTokenAnswers.withLockedValue { $0 = true }
         Task { [tokenGate] in
             try? await Task.sleep(for: limit)
             tokenGate.open()
@@ -100,14 +102,14 @@ public final class DemoAPI: Sendable {
     public func releaseTokenAnswers() { tokenGate.open() }
 
     /// The last `/api/token` request, if any.
-    public var lastTokenRequest: TokenRequest? { state.withLock { $0.lastTokenRequest } }
+    public var lastTokenRequest: TokenRequest? { state.withLockedValue { $0.lastTokenRequest } }
 
     /// Reads or changes the settings.
-    public func configure(_ change: (inout Settings) -> Void) { state.withLock { change(&$0.settings) } }
+    public func configure(_ change: (inout Settings) -> Void) { state.withLockedValue { change(&$0.settings) } }
 
     /// Makes every issued access token expired, as if time had passed.
     public func expireAccessTokens() {
-        state.withLock { state in
+        state.withLockedValue { state in
             let past = ContinuousClock.now - .seconds(1)
             for key in state.accessTokens.keys { state.accessTokens[key]?.expires = past }
         }
@@ -115,7 +117,7 @@ public final class DemoAPI: Sendable {
 
     /// Issues a token pair for a user directly (for tests that skip the login call).
     public func issueTokens(for user: String = "demo") -> (access: String, refresh: String) {
-        state.withLock { issue(for: user, in: &$0) }
+        state.withLockedValue { issue(for: user, in: &$0) }
     }
 
     private func issue(for user: String, in state: inout State) -> (access: String, refresh: String) {
@@ -137,7 +139,7 @@ public final class DemoAPI: Sendable {
         let parts = request.path.split(separator: "/").map(String.init).dropFirst()
         switch (request.method, Array(parts)) {
         case ("POST", ["login"]), ("POST", ["refresh"]):
-            if state.withLock({ $0.settings.formBodiesOnly }), !Self.isForm(request) {
+            if state.withLockedValue({ $0.settings.formBodiesOnly }), !Self.isForm(request) {
                 return TestRoutes.json(
                     415, ["error": "invalid_request", "message": "the body must be application/x-www-form-urlencoded"])
             }
@@ -190,7 +192,7 @@ public final class DemoAPI: Sendable {
     private func bearerToken(_ request: RouteRequest) -> Token? {
         guard let header = request.header("Authorization"), header.hasPrefix("Bearer ") else { return nil }
         let token = String(header.dropFirst("Bearer ".count))
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard let entry = state.accessTokens[token], entry.expires > .now else { return nil }
             return entry
         }
@@ -213,7 +215,7 @@ public final class DemoAPI: Sendable {
         let fields = body(request)
         let username = fields["username"] as? String ?? ""
         let password = fields["password"] as? String ?? ""
-        return state.withLock { state in
+        return state.withLockedValue { state in
             guard username == state.settings.username, password == state.settings.password else {
                 return TestRoutes.json(401, ["error": "invalid_credentials", "message": "wrong username or password"])
             }
@@ -224,7 +226,7 @@ public final class DemoAPI: Sendable {
 
     private func refresh(_ request: RouteRequest) -> RouteOutcome {
         let refreshToken = body(request)["refresh_token"] as? String ?? ""
-        let (outcome, delay) = state.withLock { state -> (RouteOutcome, Duration) in
+        let (outcome, delay) = state.withLockedValue { state -> (RouteOutcome, Duration) in
             let delay = state.settings.refreshDelay
             if state.settings.failRefreshWithServerError {
                 return (TestRoutes.json(503, ["error": "unavailable", "message": "try again later"]), delay)
@@ -270,7 +272,7 @@ public final class DemoAPI: Sendable {
         let seen = TokenRequest(
             clientAuthentication: basic != nil ? "basic" : client != nil ? "body" : "none",
             contentType: request.header("Content-Type"), fields: fields.mapValues { $0 as? String ?? "\($0)" })
-        let (outcome, delay) = state.withLock { state -> (RouteOutcome, Duration) in
+        let (outcome, delay) = state.withLockedValue { state -> (RouteOutcome, Duration) in
             state.lastTokenRequest = seen
             let delay = state.settings.refreshDelay
             guard let client, client.id == state.settings.clientID, client.secret == state.settings.clientSecret else {
@@ -295,7 +297,7 @@ public final class DemoAPI: Sendable {
 
     /// `outcome`, answered after `delay`, and once the token gate opens if answers are held.
     private func answered(_ outcome: RouteOutcome, after delay: Duration) -> RouteOutcome {
-        let gated = holdingTokenAnswers.withLock { $0 } ? RouteOutcome.held(tokenGate, outcome) : outcome
+        let gated = holdingTokenAnswers.withLockedValue { $0 } ? RouteOutcome.held(tokenGate, outcome) : outcome
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
         return milliseconds > 0 ? .delayed(milliseconds: milliseconds, gated) : gated
     }

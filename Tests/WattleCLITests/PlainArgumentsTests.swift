@@ -86,7 +86,9 @@ struct PlainArgumentsTests {
         // every throw: these 1,000 parses take 15-40 s. On a thread of their own they leave the
         // cooperative pool's two threads to the other suites.
         let outcome = await ChildProcess.onOwnThread { Self.compareGenerated() }
-        #expect(outcome.differences.isEmpty, "\(outcome.differences.prefix(10))")
+        #expect(
+            outcome.differences.isEmpty,
+            "\(outcome.differences.count) differ: \(outcome.differences.prefix(10))")
         // Both sides of the rule are exercised.
         #expect(outcome.taken > 150 && outcome.left > 500, "taken \(outcome.taken), left \(outcome.left)")
     }
