@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 /// What a route asks the connection to do.
 enum RouteOutcome: Sendable {
@@ -74,13 +73,6 @@ final class HTTPRouteHandler: ChannelInboundHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private static let maximumBody = 64 * 1024 * 1024
-    /// Where every demo server's routes run: more threads than NIO's shared pool (one per core),
-    /// so that one or two heavy routes (a 5 MB `/echo`) do not hold back every other answer.
-    private static let routePool: NIOThreadPool = {
-        let pool = NIOThreadPool(numberOfThreads: 8)
-        pool.start()
-        return pool
-    }()
 
     /// With a limit, the connection closes after that many requests (HTTP/1.1).
     private let maximumRequests: Int?
@@ -134,25 +126,7 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             requestsServed += 1
             let atLimit = maximumRequests.map { requestsServed >= $0 } ?? false
             let keepAlive = head.version.major >= 2 || (head.isKeepAlive && !atLimit)
-            // The route runs on a thread pool, not on the event loop every demo server shares:
-            // a route's work (a large body's JSON or hash, a file built for a range) would
-            // otherwise hold back every other connection's reads, writes and accepts. A 2 MB
-            // `/echo` held one loop for seconds, and connections made meanwhile waited in the
-            // listen queue, connected but unanswered, past a client's stall timeout. HTTP/1.1
-            // requests stay in order (the pipeline handler holds the next until this one's
-            // response ends); an HTTP/2 connection's streams may now run their routes at once.
-            let routes = self.routes
-            let version = head.version
-            Self.routePool.runIfActive(eventLoop: context.eventLoop) { routes(request) }
-                .assumeIsolated().whenComplete { result in
-                    guard context.channel.isActive else { return }
-                    switch result {
-                    case .success(let outcome):
-                        self.perform(outcome, context: context, keepAlive: keepAlive, version: version)
-                    case .failure:
-                        context.close(promise: nil)
-                    }
-                }
+            perform(routes(request), context: context, keepAlive: keepAlive, version: head.version)
         }
     }
 
