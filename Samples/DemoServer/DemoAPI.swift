@@ -76,7 +76,7 @@ public final class DemoAPI: Sendable {
     }
 
     // NIOLockedValueBox (pthread-based) rather than Mutex: ThreadSanitizer sees its handovers
-    // between the route pool's threads and the test's.
+    // between the event loops' threads and the test's.
     private let state = NIOLockedValueBox(State())
     /// Holds the answers of `/api/refresh` and `/api/token` from `holdTokenAnswers` on.
     private let tokenGate = RouteGate()

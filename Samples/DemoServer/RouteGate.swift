@@ -10,7 +10,7 @@ final class RouteGate: Sendable {
     }
 
     // NIOLockedValueBox (pthread-based) rather than Mutex: ThreadSanitizer sees its handovers
-    // between the route pool's threads and the test's.
+    // between the event loops' threads and the test's.
     private let state = NIOLockedValueBox(State())
 
     /// Runs `answer` once the gate is open: at once when it is.
