@@ -80,7 +80,8 @@ public final class DemoAPI: Sendable {
     private let state = NIOLockedValueBox(State())
     /// Holds the answers of `/api/refresh` and `/api/token` from `holdTokenAnswers` on.
     private let tokenGate = RouteGate()
-    private let holdingTokenAnswers = NIOLockedValueBox(false)
+    /// While answers are held: the task that opens the gate at the hold's limit.
+    private let tokenHold = NIOLockedValueBox<Task<Void, Never>?>(nil)
 
     /// Creates the API with default settings.
     public init() {}
@@ -91,15 +92,23 @@ public final class DemoAPI: Sendable {
     /// a request waits on a refresh: a delay cannot promise that the test's next step comes
     /// first on a loaded machine. Once only: after the release, answers are no longer held.
     public func holdTokenAnswers(atMost limit: Duration = .seconds(120)) {
-        holdingTokenAnswers.withLockedValue { $0 = true }
-        Task { [tokenGate] in
+        let limitTask = Task { [tokenGate] in
             try? await Task.sleep(for: limit)
             tokenGate.open()
         }
+        tokenHold.withLockedValue { $0 = limitTask }
     }
 
-    /// Sends the answers ``holdTokenAnswers(atMost:)`` held, and every later one at once.
-    public func releaseTokenAnswers() { tokenGate.open() }
+    /// Sends the answers ``holdTokenAnswers(atMost:)`` held, and every later one at once; the
+    /// hold's limit no longer waits.
+    public func releaseTokenAnswers() {
+        let limitTask = tokenHold.withLockedValue { hold in
+            defer { hold = nil }
+            return hold
+        }
+        limitTask?.cancel()
+        tokenGate.open()
+    }
 
     /// The last `/api/token` request, if any.
     public var lastTokenRequest: TokenRequest? { state.withLockedValue { $0.lastTokenRequest } }
@@ -297,7 +306,7 @@ public final class DemoAPI: Sendable {
 
     /// `outcome`, answered after `delay`, and once the token gate opens if answers are held.
     private func answered(_ outcome: RouteOutcome, after delay: Duration) -> RouteOutcome {
-        let gated = holdingTokenAnswers.withLockedValue { $0 } ? RouteOutcome.held(tokenGate, outcome) : outcome
+        let gated = tokenHold.withLockedValue { $0 != nil } ? RouteOutcome.held(tokenGate, outcome) : outcome
         let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
         return milliseconds > 0 ? .delayed(milliseconds: milliseconds, gated) : gated
     }
