@@ -97,17 +97,8 @@ enum CLI {
 
 }
 
-struct Echo: Decodable {
-    var method: String
-    var path: String?
-    var query: String
-    var headers: [[String]]
-    var body: String
-    var bodyBase64: String
-    /// The body's bytes.
-    var bodyData: Data { Data(base64Encoded: bodyBase64) ?? Data() }
-    func header(_ name: String) -> String? { headers.first { $0[0].lowercased() == name.lowercased() }?[1] }
-}
+/// The JSON the `/echo` route answers with.
+typealias Echo = EchoAnswer
 
 func temporaryFolder() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-cli-\(UUID().uuidString)")

@@ -43,23 +43,7 @@ func makeSession(_ server: DemoServer, _ configure: (inout Configuration) -> Voi
 }
 
 /// The JSON the `/echo` route answers with.
-struct Echo: Decodable {
-    var method: String
-    var path: String
-    var query: String
-    var headers: [[String]]
-    var body: String
-    var bodyLength: Int
-    var bodyBase64: String
-
-    func header(_ name: String) -> String? {
-        headers.first { $0[0].lowercased() == name.lowercased() }?[1]
-    }
-
-    func headerValues(_ name: String) -> [String] {
-        headers.filter { $0[0].lowercased() == name.lowercased() }.map { $0[1] }
-    }
-}
+typealias Echo = EchoAnswer
 
 /// Runs `body` and checks it throws a ``WattleError`` for which `matches` is true.
 func expectWattleError(
