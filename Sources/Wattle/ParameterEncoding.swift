@@ -15,8 +15,10 @@ public enum ParameterEncoding: Sendable, Hashable {
         }
     }
 
-    /// A request for `endpoint` with `parameters` placed per this encoding.
-    func request(_ endpoint: String, method: HTTPMethod, parameters: Parameters, headers: HTTPHeaders) -> Request {
+    /// A request for `endpoint` with `parameters` placed per this encoding. Nil parameters
+    /// place nothing: no query and no body (an empty JSON object is `[:]`, as in Alamofire).
+    func request(_ endpoint: String, method: HTTPMethod, parameters: Parameters?, headers: HTTPHeaders) -> Request {
+        guard let parameters else { return Request(endpoint, method: method, headers: headers) }
         switch self {
         case .query:
             return Request(endpoint, method: method, query: parameters, headers: headers)

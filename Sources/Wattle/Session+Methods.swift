@@ -17,8 +17,11 @@ extension Session {
     }
 
     /// `POST` with the parameters as a JSON object (or per `encoding`).
+    ///
+    /// Without parameters (nil, the default) the request has no body and is sent with
+    /// `Content-Length: 0`, as Alamofire does; pass `[:]` to send the empty object `{}`.
     public func post(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .post, parameters: parameters, headers: headers))
@@ -39,9 +42,10 @@ extension Session {
                 body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
-    /// `PUT` with the parameters as a JSON object (or per `encoding`).
+    /// `PUT` with the parameters as a JSON object (or per `encoding`); without parameters (nil,
+    /// the default), with no body, as for `post`.
     public func put(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .put, parameters: parameters, headers: headers))
@@ -57,9 +61,10 @@ extension Session {
                 body: .json(json, encoder: encoder ?? configuration.jsonEncoder)))
     }
 
-    /// `PATCH` with the parameters as a JSON object (or per `encoding`).
+    /// `PATCH` with the parameters as a JSON object (or per `encoding`); without parameters (nil,
+    /// the default), with no body, as for `post`.
     public func patch(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:]
     ) async throws(WattleError) -> Response {
         try await send(encoding.request(endpoint, method: .patch, parameters: parameters, headers: headers))
@@ -107,7 +112,7 @@ extension Session {
     /// `POST`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func post(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
@@ -118,7 +123,7 @@ extension Session {
     /// `PUT`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func put(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
@@ -128,7 +133,7 @@ extension Session {
     /// `PATCH`, delivering the response (with ``Response/error`` set on failure) to `completion`.
     @discardableResult
     public func patch(
-        _ endpoint: String, parameters: Parameters = [:], encoding: ParameterEncoding = .json,
+        _ endpoint: String, parameters: Parameters? = nil, encoding: ParameterEncoding = .json,
         headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {

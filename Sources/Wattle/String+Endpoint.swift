@@ -15,21 +15,24 @@ extension String {
     }
 
     /// `POST` to this endpoint on ``Session/shared``, parameters as a JSON object (or per `encoding`).
-    public func post(parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
+    /// Without parameters (nil, the default), no body: `Content-Length: 0`.
+    public func post(parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
         async throws(WattleError) -> Response
     {
         try await Session.shared.post(self, parameters: parameters, encoding: encoding, headers: headers)
     }
 
     /// `PUT` to this endpoint on ``Session/shared``, parameters as a JSON object (or per `encoding`).
-    public func put(parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
+    /// Without parameters (nil, the default), no body: `Content-Length: 0`.
+    public func put(parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
         async throws(WattleError) -> Response
     {
         try await Session.shared.put(self, parameters: parameters, encoding: encoding, headers: headers)
     }
 
     /// `PATCH` this endpoint on ``Session/shared``, parameters as a JSON object (or per `encoding`).
-    public func patch(parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
+    /// Without parameters (nil, the default), no body: `Content-Length: 0`.
+    public func patch(parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:])
         async throws(WattleError) -> Response
     {
         try await Session.shared.patch(self, parameters: parameters, encoding: encoding, headers: headers)
@@ -53,7 +56,7 @@ extension String {
     /// ``Response/error`` set on failure.
     @discardableResult
     public func post(
-        parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
         Session.shared.post(self, parameters: parameters, encoding: encoding, headers: headers, completion: completion)
@@ -63,7 +66,7 @@ extension String {
     /// ``Response/error`` set on failure.
     @discardableResult
     public func put(
-        parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
         Session.shared.put(self, parameters: parameters, encoding: encoding, headers: headers, completion: completion)
@@ -73,7 +76,7 @@ extension String {
     /// ``Response/error`` set on failure.
     @discardableResult
     public func patch(
-        parameters: Parameters = [:], encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
+        parameters: Parameters? = nil, encoding: ParameterEncoding = .json, headers: HTTPHeaders = [:],
         completion: @escaping @Sendable (Response) -> Void
     ) -> Task<Void, Never> {
         Session.shared.patch(self, parameters: parameters, encoding: encoding, headers: headers, completion: completion)

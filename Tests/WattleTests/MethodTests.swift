@@ -35,6 +35,36 @@ struct MethodTests {
         #expect(delete.method == "DELETE" && delete.query == "force=true" && delete.bodyLength == 0)
     }
 
+    @Test("POST, PUT and PATCH without parameters send no body; with [:] they send {}, as in Alamofire")
+    func convenienceMethodsWithoutParameters() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let bare = [
+            try await session.post("echo"), try await session.put("echo"), try await session.patch("echo"),
+            try await session.post("echo", encoding: .form),
+        ]
+        for response in bare {
+            let echo = try response.decode(Echo.self)
+            #expect(echo.bodyLength == 0, "\(echo.method)")
+            #expect(echo.header("Content-Length") == "0", "\(echo.method)")
+            #expect(echo.header("Content-Type") == nil, "\(echo.method)")
+        }
+        let empty = [
+            try await session.post("echo", parameters: [:]), try await session.put("echo", parameters: [:]),
+            try await session.patch("echo", parameters: [:]),
+        ]
+        for response in empty {
+            let echo = try response.decode(Echo.self)
+            #expect(echo.body == "{}", "\(echo.method)")
+            #expect(echo.header("Content-Type") == "application/json", "\(echo.method)")
+        }
+        // The completion form takes the same default.
+        let completed = await withCheckedContinuation { continuation in
+            session.post("echo") { continuation.resume(returning: $0) }
+        }
+        #expect(try completed.decode(Echo.self).bodyLength == 0)
+    }
+
     @Test("HEAD returns headers without a body")
     func head() async throws {
         let server = try await TestServer.shared()

@@ -17,6 +17,9 @@ struct StringEndpointTests {
         #expect(try await "echo".put(parameters: ["a": 1]).decode(Echo.self).method == "PUT")
         #expect(try await "echo".patch(parameters: ["a": 1]).decode(Echo.self).method == "PATCH")
         #expect(try await "echo".delete().decode(Echo.self).method == "DELETE")
+        // No parameters, no body (an empty JSON object is asked for with [:]).
+        #expect(try await "echo".post().decode(Echo.self).bodyLength == 0)
+        #expect(try await "echo".put(parameters: [:]).decode(Echo.self).body == "{}")
 
         let viaCompletion = await withCheckedContinuation { continuation in
             "echo".post(parameters: ["via": "completion"]) { continuation.resume(returning: $0) }
