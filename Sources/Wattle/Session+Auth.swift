@@ -5,6 +5,7 @@ extension Session {
     /// A token refresh that is reading or writing the store at that moment finishes that step
     /// first (its requests may go with the refreshed token); the sign-in then decides the
     /// token, in the store too. A refresh still waiting for the server drops its outcome.
+    /// Cancelling the task ends that wait at once, with nothing changed.
     ///
     /// ```swift
     /// let login = Request(
@@ -76,7 +77,8 @@ extension Session {
     /// Clears the stored token; requests go out without one. (With
     /// ``Authenticator/obtain``, the next request obtains a new token and stores it: only a
     /// session without `obtain` stays signed out.) As with ``signIn(with:)``, a refresh's
-    /// store step under way finishes first, and the sign-out then decides the token.
+    /// store step under way finishes first (cancelling the task ends that wait at once), and
+    /// the sign-out then decides the token.
     ///
     /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
     ///   configured or the store cannot clear; ``WattleError/cancelled`` when the task is

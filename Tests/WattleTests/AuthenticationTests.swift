@@ -274,28 +274,10 @@ struct AuthenticationTests {
         // with the whole suite on 2 cores, and past a minute under ThreadSanitizer.)
         .timeLimit(.minutes(10)), arguments: [true, false])
     func decisionWaitsForARefreshSave(signingIn: Bool) async throws {
-        let server = try await DemoServer.start()
-        let tokens = server.api.issueTokens()
-        let other = server.api.issueTokens(for: "other")
-        let signedIn = AuthToken(
-            accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
-        // Write 1 is the refresh's save, held until the test lets it go.
-        let refreshSaving = Gate()
-        let saveMayLand = Gate()
-        let store = HookedTokenStore(
-            InMemoryTokenStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh)),
-            beforeWrite: { write in
-                if write == 1 {
-                    refreshSaving.open()
-                    await saveMayLand.wait()
-                }
-            })
-        let session = makeSession(server) {
-            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
-        }
-        server.api.expireAccessTokens()
-        let request = Task { try await session.get("api/whoami").statusCode }
-        await refreshSaving.wait()
+        let held = try await HeldRefreshSave.start()
+        let (server, session, store, signedIn, saveMayLand, request) = (
+            held.server, held.session, held.store, held.signedIn, held.saveMayLand, held.request
+        )
         let decision = Task {
             if signingIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
         }
@@ -311,6 +293,47 @@ struct AuthenticationTests {
         #expect(try await store.load() == (signingIn ? signedIn : nil))
         #expect(try await session.isSignedIn == signingIn)
         #expect(server.stats.hits("/api/refresh") == 1)
+        try await server.stop()
+    }
+
+    @Test(
+        "a sign-in or sign-out waiting for a refresh's store step ends at once when its task is cancelled, changing nothing; the one queued behind it still gets its turn",
+        // (The limit turns a deadlock into a failure, as above.)
+        .timeLimit(.minutes(10)), arguments: [true, false])
+    func cancelledDecisionStopsWaiting(cancelSignIn: Bool) async throws {
+        let held = try await HeldRefreshSave.start()
+        let (server, session, store, signedIn, saveMayLand, request) = (
+            held.server, held.session, held.store, held.signedIn, held.saveMayLand, held.request
+        )
+        defer { saveMayLand.open() }  // also when an expectation below throws
+        let auth = try #require(session.auth)
+        // The decision to cancel, then the other one, queue behind the refresh's save.
+        let decide: @Sendable (Bool) async throws -> Void = { signIn in
+            if signIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
+        }
+        let cancelled = Task { try await decide(cancelSignIn) }
+        while await auth.storeTurnWaiters < 1 { try await Task.sleep(for: .milliseconds(5)) }
+        let next = Task { try await decide(!cancelSignIn) }
+        while await auth.storeTurnWaiters < 2 { try await Task.sleep(for: .milliseconds(5)) }
+        cancelled.cancel()
+        // It leaves the queue while the refresh still holds the turn.
+        let deadline = ContinuousClock.now + promptBound(seconds: 10)
+        while await auth.storeTurnWaiters > 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        #expect(await auth.storeTurnWaiters == 1)
+        #expect(store.writes == 1)
+        saveMayLand.open()
+        await expectWattleError({ try await cancelled.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        #expect(try await request.value == 200)
+        try await next.value
+        // The refresh's save and the other decision's write: none from the cancelled one.
+        #expect(store.writes == 2)
+        #expect(try await store.load() == (cancelSignIn ? nil : signedIn))
+        #expect(try await session.isSignedIn == !cancelSignIn)
         try await server.stop()
     }
 
@@ -960,6 +983,48 @@ final class HookedTokenStore: TokenStore {
         }
         await beforeWrite(write)
         try await body()
+    }
+}
+
+/// A refresh held at its save: a request to a server whose access tokens have expired has
+/// refreshed its token, and the store's first write (the refresh's save) waits until
+/// `saveMayLand` opens, holding the store's turn.
+struct HeldRefreshSave {
+    let server: DemoServer
+    let session: Session
+    /// Counts the writes; write 1 is the refresh's save.
+    let store: HookedTokenStore
+    /// A token of another user, to sign in with.
+    let signedIn: AuthToken
+    let saveMayLand: Gate
+    /// The request whose refresh is held; its status code.
+    let request: Task<Int, any Error>
+
+    static func start() async throws -> HeldRefreshSave {
+        let server = try await DemoServer.start()
+        let tokens = server.api.issueTokens()
+        let other = server.api.issueTokens(for: "other")
+        let signedIn = AuthToken(
+            accessToken: other.access, refreshToken: other.refresh, expiresAt: Date(timeIntervalSinceNow: 3600))
+        let refreshSaving = Gate()
+        let saveMayLand = Gate()
+        let store = HookedTokenStore(
+            InMemoryTokenStore(AuthToken(accessToken: tokens.access, refreshToken: tokens.refresh)),
+            beforeWrite: { write in
+                if write == 1 {
+                    refreshSaving.open()
+                    await saveMayLand.wait()
+                }
+            })
+        let session = makeSession(server) {
+            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        server.api.expireAccessTokens()
+        let request = Task { try await session.get("api/whoami").statusCode }
+        await refreshSaving.wait()
+        return HeldRefreshSave(
+            server: server, session: session, store: store, signedIn: signedIn, saveMayLand: saveMayLand,
+            request: request)
     }
 }
 

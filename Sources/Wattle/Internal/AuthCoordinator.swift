@@ -30,8 +30,12 @@ actor AuthCoordinator {
     /// Whether a step that reads or writes the store and sets the state it decides has the
     /// store's turn (see `takeStoreTurn`).
     private var storeTurnTaken = false
-    /// The steps waiting for the store's turn, first come first served.
-    private var storeTurnQueue: [CheckedContinuation<Void, Never>] = []
+    /// The steps waiting for the store's turn, first come first served; each resumed with true
+    /// when it gets the turn, with false when its task was cancelled first (sign-ins and
+    /// sign-outs only).
+    private var storeTurnQueue: [(waiter: UInt64, continuation: CheckedContinuation<Bool, Never>)] = []
+    /// The number of the next waiter for the store's turn.
+    private var nextStoreTurnWaiter: UInt64 = 0
 
     /// - Parameter storedToken: what the store holds when the caller has read it already
     ///   (`.some(nil)`: no token); nil to read it before the first request.
@@ -164,9 +168,11 @@ actor AuthCoordinator {
     }
 
     func signIn(_ newToken: AuthToken) async throws(WattleError) {
-        await takeStoreTurn()
+        // Cancelled while it waits (for a refresh's store step): nothing is changed, and the
+        // turn is not waited for.
+        guard await takeStoreTurnUnlessCancelled() else { throw .cancelled }
         defer { passStoreTurn() }
-        // Cancelled while it waited (for a refresh's store step): nothing is changed.
+        // Cancelled just as it got the turn: nothing is changed either.
         if Task.isCancelled { throw .cancelled }
         do {
             let store = authenticator.store
@@ -186,7 +192,7 @@ actor AuthCoordinator {
     }
 
     func signOut() async throws(WattleError) {
-        await takeStoreTurn()
+        guard await takeStoreTurnUnlessCancelled() else { throw .cancelled }
         defer { passStoreTurn() }
         if Task.isCancelled { throw .cancelled }
         do {
@@ -216,7 +222,42 @@ actor AuthCoordinator {
             storeTurnTaken = true
             return
         }
-        await withCheckedContinuation { storeTurnQueue.append($0) }
+        // Resumed with true only: this wait is not cancellable. A refresh's steps must not be
+        // cut short: once its refresh token is spent, its new token may be the only one that works.
+        _ = await withCheckedContinuation { storeTurnQueue.append((nextWaiterNumber(), $0)) }
+    }
+
+    /// Waits for the store's turn as `takeStoreTurn` does, unless the task is cancelled first
+    /// (sign-ins and sign-outs, which then change nothing).
+    ///
+    /// - Returns: true with the turn taken, to be passed on with `passStoreTurn`; false when
+    ///   the task was cancelled before it came (the turn is not held).
+    private func takeStoreTurnUnlessCancelled() async -> Bool {
+        guard storeTurnTaken else {
+            storeTurnTaken = true
+            return true
+        }
+        if Task.isCancelled { return false }
+        let waiter = nextWaiterNumber()
+        return await withTaskCancellationHandler {
+            // On this actor, with no suspension before the append: a cancellation that arrives
+            // meanwhile runs `stopWaiting` after it.
+            await withCheckedContinuation { storeTurnQueue.append((waiter, $0)) }
+        } onCancel: {
+            Task { await self.stopWaiting(waiter) }
+        }
+    }
+
+    private func nextWaiterNumber() -> UInt64 {
+        defer { nextStoreTurnWaiter &+= 1 }
+        return nextStoreTurnWaiter
+    }
+
+    /// Ends a cancelled waiter's wait, unless the turn has come to it already (it then holds
+    /// the turn, sees the cancellation and passes the turn on).
+    private func stopWaiting(_ waiter: UInt64) {
+        guard let index = storeTurnQueue.firstIndex(where: { $0.waiter == waiter }) else { return }
+        storeTurnQueue.remove(at: index).continuation.resume(returning: false)
     }
 
     /// How many steps wait for the store's turn (for tests).
@@ -227,7 +268,7 @@ actor AuthCoordinator {
         if storeTurnQueue.isEmpty {
             storeTurnTaken = false
         } else {
-            storeTurnQueue.removeFirst().resume()
+            storeTurnQueue.removeFirst().continuation.resume(returning: true)
         }
     }
 
