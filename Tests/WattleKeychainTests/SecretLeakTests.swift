@@ -15,6 +15,25 @@ import WattleTesting
         }
     }
 
+    /// What an update re-seals and a conditional removal tests is wiped with this once used.
+    @Test(arguments: [8, 14, 15, 4096])
+    func aPlaintextTheEngineOpenedIsWipedInPlace(count: Int) {
+        var secret = Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 1) })
+        let before = secret.withUnsafeBytes { $0.baseAddress }
+        Sodium.wipe(&secret)
+        #expect(secret.count == count)
+        #expect(secret.allSatisfy { $0 == 0 })
+        if count > 14 {  // (up to 14 bytes, Data keeps them inline, in the variable itself)
+            #expect(secret.withUnsafeBytes { $0.baseAddress } == before, "wiped in place, not in a copy")
+        }
+        // A copy that someone else holds is theirs: left as it was.
+        var shared = Data(repeating: 0xA5, count: count)
+        let copy = shared
+        Sodium.wipe(&shared)
+        #expect(shared.allSatisfy { $0 == 0 })
+        #expect(copy == Data(repeating: 0xA5, count: count))
+    }
+
     @Test func thePassphraseAndStoredSecretsAppearInNoFileDescriptionOrDump() throws {
         let folder = try Reliability.temporaryFolder("wattle-secrets")
         defer { try? FileManager.default.removeItem(at: folder) }

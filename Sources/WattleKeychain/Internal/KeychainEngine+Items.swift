@@ -128,10 +128,12 @@ extension KeychainEngine {
                     throw KeychainError.interactionNotAllowed
                 }
                 // Re-sealed with the secret it has, unless given a new one: one whose secret is
-                // damaged is skipped (a new secret replaces it).
-                guard let secret = try change.data ?? skippingDamaged(&matchedDamaged, { try openSecret(row) }) else {
+                // damaged is skipped (a new secret replaces it). The plaintext opened for that
+                // is wiped once sealed again.
+                guard var secret = try change.data ?? skippingDamaged(&matchedDamaged, { try openSecret(row) }) else {
                     continue
                 }
+                defer { if change.data == nil { Sodium.wipe(&secret) } }
                 found = true
                 var attributes = decoded.attributes
                 for field in AttributeCoding.fields {

@@ -114,7 +114,10 @@ extension KeychainEngine {
     ) throws -> Bool {
         let rowID = id(key, address)
         return try storage.write {
-            guard let row = try storage.row(id: rowID), try test(try openSecret(row)) else { return false }
+            guard let row = try storage.row(id: rowID) else { return false }
+            var secret = try openSecret(row)
+            defer { Sodium.wipe(&secret) }
+            guard try test(secret) else { return false }
             return try storage.delete(id: rowID)
         }
     }

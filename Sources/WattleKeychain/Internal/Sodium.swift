@@ -1,5 +1,11 @@
 internal import CSodium
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 /// libsodium, initialised exactly once, and the few primitives the keychain uses.
 enum Sodium {
     /// `sodium_init()`, run once for the process.
@@ -167,5 +173,14 @@ enum Sodium {
 
     static func wipe(_ pointer: UnsafeMutableRawPointer, count: Int) {
         sodium_memzero(pointer, count)
+    }
+
+    /// Overwrites the bytes of a plaintext the engine opened for its own use (to seal it again,
+    /// or to test it) once done with it. In place when `data` is its buffer's only owner, as
+    /// such a plaintext is; a copy someone else still holds is theirs and is left alone.
+    static func wipe(_ data: inout Data) {
+        data.withUnsafeMutableBytes { bytes in
+            if let base = bytes.baseAddress { sodium_memzero(base, bytes.count) }
+        }
     }
 }
