@@ -311,23 +311,30 @@ struct AuthenticationTests {
         let decide: @Sendable (Bool) async throws -> Void = { signIn in
             if signIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
         }
-        let cancelled = Task { try await decide(cancelSignIn) }
+        let ended = Mutex(false)
+        let cancelled = Task {
+            defer { ended.withLock { $0 = true } }
+            try await decide(cancelSignIn)
+        }
         while await auth.storeTurnWaiters < 1 { try await Task.sleep(for: .milliseconds(5)) }
         let next = Task { try await decide(!cancelSignIn) }
         while await auth.storeTurnWaiters < 2 { try await Task.sleep(for: .milliseconds(5)) }
         cancelled.cancel()
-        // It leaves the queue while the refresh still holds the turn.
-        let deadline = ContinuousClock.now + promptBound(seconds: 10)
-        while await auth.storeTurnWaiters > 1, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(5))
-        }
+        // It ends, having left the queue, while the refresh still holds the turn. (A correct run
+        // ends at once; the bound is generous because a resumed task can wait many seconds for
+        // a thread in the loaded suite, see `promptBound`.)
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !ended.withLock({ $0 }), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(ended.withLock { $0 }, "the cancelled decision still waits for the refresh's save")
         #expect(await auth.storeTurnWaiters == 1)
         #expect(store.writes == 1)
-        saveMayLand.open()
-        await expectWattleError({ try await cancelled.value }) {
-            if case .cancelled = $0 { return true }
-            return false
+        if ended.withLock({ $0 }) {
+            await expectWattleError({ try await cancelled.value }) {
+                if case .cancelled = $0 { return true }
+                return false
+            }
         }
+        saveMayLand.open()
         #expect(try await request.value == 200)
         try await next.value
         // The refresh's save and the other decision's write: none from the cancelled one.
