@@ -275,12 +275,8 @@ struct AuthenticationTests {
         .timeLimit(.minutes(10)), arguments: [true, false])
     func decisionWaitsForARefreshSave(signingIn: Bool) async throws {
         let held = try await HeldRefreshSave.start()
-        let (server, session, store, signedIn, saveMayLand, request) = (
-            held.server, held.session, held.store, held.signedIn, held.saveMayLand, held.request
-        )
-        let decision = Task {
-            if signingIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
-        }
+        let (server, session, store, saveMayLand) = (held.server, held.session, held.store, held.saveMayLand)
+        let decision = Task { try await held.decide(signIn: signingIn) }
         // Its write waits for the refresh's save: had it gone first, the save would land over it
         // and the store would keep the refreshed token after the sign-out (or over the sign-in).
         let auth = try #require(session.auth)
@@ -288,9 +284,9 @@ struct AuthenticationTests {
         #expect(store.writes == 1)
         saveMayLand.open()
         try await decision.value
-        #expect(try await request.value == 200)
+        #expect(try await held.request.value == 200)
         #expect(store.writes == 2)
-        #expect(try await store.load() == (signingIn ? signedIn : nil))
+        #expect(try await store.load() == (signingIn ? held.signedIn : nil))
         #expect(try await session.isSignedIn == signingIn)
         #expect(server.stats.hits("/api/refresh") == 1)
         try await server.stop()
@@ -302,22 +298,17 @@ struct AuthenticationTests {
         .timeLimit(.minutes(10)), arguments: [true, false])
     func cancelledDecisionStopsWaiting(cancelSignIn: Bool) async throws {
         let held = try await HeldRefreshSave.start()
-        let (server, session, store, signedIn, saveMayLand, request) = (
-            held.server, held.session, held.store, held.signedIn, held.saveMayLand, held.request
-        )
+        let (server, session, store, saveMayLand) = (held.server, held.session, held.store, held.saveMayLand)
         defer { saveMayLand.open() }  // also when an expectation below throws
         let auth = try #require(session.auth)
         // The decision to cancel, then the other one, queue behind the refresh's save.
-        let decide: @Sendable (Bool) async throws -> Void = { signIn in
-            if signIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
-        }
         let ended = Mutex(false)
         let cancelled = Task {
             defer { ended.withLock { $0 = true } }
-            try await decide(cancelSignIn)
+            try await held.decide(signIn: cancelSignIn)
         }
         while await auth.storeTurnWaiters < 1 { try await Task.sleep(for: .milliseconds(5)) }
-        let next = Task { try await decide(!cancelSignIn) }
+        let next = Task { try await held.decide(signIn: !cancelSignIn) }
         while await auth.storeTurnWaiters < 2 { try await Task.sleep(for: .milliseconds(5)) }
         cancelled.cancel()
         // It ends, having left the queue, while the refresh still holds the turn. (A correct run
@@ -335,11 +326,11 @@ struct AuthenticationTests {
             }
         }
         saveMayLand.open()
-        #expect(try await request.value == 200)
+        #expect(try await held.request.value == 200)
         try await next.value
         // The refresh's save and the other decision's write: none from the cancelled one.
         #expect(store.writes == 2)
-        #expect(try await store.load() == (cancelSignIn ? nil : signedIn))
+        #expect(try await store.load() == (cancelSignIn ? nil : held.signedIn))
         #expect(try await session.isSignedIn == !cancelSignIn)
         try await server.stop()
     }
@@ -1006,6 +997,11 @@ struct HeldRefreshSave {
     let saveMayLand: Gate
     /// The request whose refresh is held; its status code.
     let request: Task<Int, any Error>
+
+    /// Signs in with `signedIn`, or signs out.
+    func decide(signIn: Bool) async throws {
+        if signIn { try await session.signIn(with: signedIn) } else { try await session.signOut() }
+    }
 
     static func start() async throws -> HeldRefreshSave {
         let server = try await DemoServer.start()

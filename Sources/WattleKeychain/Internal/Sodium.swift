@@ -180,7 +180,7 @@ enum Sodium {
     /// such a plaintext is; a copy someone else still holds is theirs and is left alone.
     static func wipe(_ data: inout Data) {
         data.withUnsafeMutableBytes { bytes in
-            if let base = bytes.baseAddress { sodium_memzero(base, bytes.count) }
+            if let base = bytes.baseAddress { wipe(base, count: bytes.count) }
         }
     }
 }
