@@ -15,12 +15,18 @@ the others, and with `+executor` appended, with WATTLE_BENCH_EXECUTOR=1 (the mea
 doing the libcurl work Wattle asks for (BENCH_AS_WATTLE=1, see Benchmarks/C/bench-curl.c).
 
 Modes: seq-http, seq-https-h1, seq-https-h2, conc-http, conc-https-h2 (32 in flight).
-Environment: N (requests per sequential run, doubled for concurrent; 20000), REPS (3).
+Environment: N (requests per sequential run, doubled for concurrent; 20000), REPS (3),
+PIN (unset: the kernel places the processes; `same`: the clients and nginx all on CPU 0;
+`split`: the clients on CPU 0, nginx on CPU 1). On this kind of VM a sequential request whose
+answer wakes the other vCPU costs ~40 µs of CPU more than one answered on the same vCPU (see
+ANALYSIS.md, session 43), so `PIN=same` shows what the code costs with little of the host's
+noise, and `PIN=split` what a woken vCPU adds.
 Needs nginx (`make bench` installs it).
 """
 
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -37,10 +43,19 @@ def main():
     curl = os.path.join(HERE, ".build", "c", "bench-curl")
     n = int(os.environ.get("N", "20000"))
     reps = int(os.environ.get("REPS", "3"))
+    pin = os.environ.get("PIN", "")
+    if pin not in ("", "same", "split"):
+        raise SystemExit(f"PIN={pin}: expected same or split")
     nginx = run.Nginx(tempfile.mkdtemp())
     nginx.prepare(1 << 20)
     nginx.start()
     try:
+        if pin:
+            # The master and its worker (a child of the master).
+            workers = subprocess.run(["pgrep", "-P", str(nginx.process.pid)], capture_output=True, text=True)
+            for pid in [str(nginx.process.pid)] + workers.stdout.split():
+                subprocess.run(["taskset", "-a", "-pc", "0" if pin == "same" else "1", pid],
+                               check=True, stdout=subprocess.DEVNULL)
         for mode in modes:
             tls, h2 = "https" in mode, "h2" in mode
             version, ca = ("h2" if h2 else "h1"), (nginx.cert if tls else "")
@@ -52,6 +67,8 @@ def main():
                     prefix, program = ["env", "WATTLE_BENCH_EXECUTOR=1"], program[: -len("+executor")]
                 elif program == "curl-as-wattle":
                     prefix, program = ["env", "BENCH_AS_WATTLE=1"], curl
+                if pin:
+                    prefix = ["taskset", "-c", "0"] + prefix
                 if mode.startswith("conc"):
                     return prefix + [program, "conc", url, str(n * 2), "32", version, ca]
                 return prefix + [program, "seq", url, str(n), version, ca]
