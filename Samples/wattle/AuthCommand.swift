@@ -189,9 +189,13 @@ struct AuthCommand: AsyncParsableCommand {
             try await AuthCommand.reporting {
                 let settings = connection.settings
                 let origin = try settings.origin(of: url ?? "/")
-                let configuration = try settings.configuration(origin: origin)
+                // A keychain that does not exist holds no token: none is made to say so (a
+                // mistyped --keychain would leave an empty keychain and its key file behind).
+                let configuration = try settings.configuration(origin: origin, createKeychain: false)
                 guard let token = try await configuration.authenticator?.store.load() else {
-                    printError("no token kept for \(origin.absoluteString) (profile \(connection.profile))")
+                    printError(
+                        "no token kept for \(origin.absoluteString) (profile \(connection.profile))"
+                            + (settings.keychainFileExists ? "" : ": there is no keychain at \(settings.keychainPath)"))
                     throw ExitCode(ExitStatus.usageOrOther)
                 }
                 print("origin:  \(origin.absoluteString)")
@@ -218,6 +222,13 @@ struct AuthCommand: AsyncParsableCommand {
             try await AuthCommand.reporting {
                 let settings = connection.settings
                 let origin = try settings.origin(of: url ?? "/")
+                // Nothing to forget in a keychain that does not exist, and none is made.
+                guard settings.keychainFileExists else {
+                    print(
+                        "No token kept for \(origin.absoluteString) (profile \(connection.profile)): there is no keychain at \(settings.keychainPath)."
+                    )
+                    return
+                }
                 let session = Session(configuration: try settings.configuration(origin: origin))
                 try await session.signOut()
                 print("Signed out of \(origin.absoluteString) (profile \(connection.profile)).")

@@ -59,10 +59,12 @@ struct ConnectionSettings: Equatable, Sendable {
     /// their first use in a process (~0.1 ms of a one-shot `wattle GET` with two such first
     /// uses removed from the library's request path).
     var keychainFileExists: Bool {
-        let path = keychain ?? KeychainStore.defaultDirectory.path + "/wattle-cli.keychain"
         var info = stat()
-        return stat(path, &info) == 0
+        return stat(keychainPath, &info) == 0
     }
+
+    /// The keychain file's path: `--keychain`, else the default keychain's.
+    var keychainPath: String { keychain ?? KeychainStore.defaultDirectory.path + "/wattle-cli.keychain" }
 
     /// The keychain store for tokens.
     func keychainStore() throws -> KeychainStore {

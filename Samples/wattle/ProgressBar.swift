@@ -2,22 +2,46 @@ import Synchronization
 import Wattle
 import WattleCLIKit
 
-/// A one-line progress bar on stderr.
+/// A one-line progress bar on stderr, redrawn at most every 100 ms.
 final class ProgressBar: Sendable {
-    private let lastDraw = Mutex(ContinuousClock.now - .seconds(1))
+    private struct State {
+        var lastDraw = ContinuousClock.now - .seconds(1)
+        /// The last progress reported, drawn or not.
+        var last: DownloadProgress?
+        var finished = false
+    }
+
+    private let state = Mutex(State())
 
     func update(_ progress: DownloadProgress) {
-        lastDraw.withLock { lastDraw in
+        state.withLock { state in
+            guard !state.finished else { return }
+            state.last = progress
             let now = ContinuousClock.now
-            guard now - lastDraw >= .milliseconds(100) else { return }
-            lastDraw = now
-            draw(progress)
+            guard now - state.lastDraw >= .milliseconds(100) else { return }
+            state.lastDraw = now
+            Self.draw(progress)
         }
     }
 
-    func finish() { FileHandleOutput.write("\n", to: 2) }
+    /// Draws the final state and ends the line, so that what follows (an error line, the
+    /// shell's prompt) starts on a line of its own. After a complete download the bar shows the
+    /// whole length (the last report may predate the last bytes); after a failure, the last
+    /// bytes reported. Without any report, there is no line to end.
+    func finish(completed: Bool) {
+        state.withLock { state in
+            guard !state.finished else { return }
+            state.finished = true
+            guard var last = state.last else { return }
+            if completed, let expected = last.expectedBytes, expected > last.receivedBytes {
+                last.receivedBytes = expected
+            }
+            Self.draw(last)
+            FileHandleOutput.write("\n", to: 2)
+        }
+    }
 
-    private func draw(_ progress: DownloadProgress) {
+    private static func draw(_ progress: DownloadProgress) {
         let megabytes = Double(progress.receivedBytes) / 1_048_576
         if let fraction = progress.fractionCompleted {
             let width = 30

@@ -233,10 +233,12 @@ struct RequestInvocation: Equatable, Sendable {
     /// Swift's pool, started for that alone. When the read fails, the session reads it again
     /// and reports the error as it does for any program.
     ///
-    /// A request with its own `Authorization` header sends no stored token, so none is read.
+    /// A request with its own `Authorization` header, or credentials in its URL, sends no
+    /// stored token, so none is read.
     private static func session(_ configuration: Configuration, for request: Request) -> Session {
         guard let store = configuration.authenticator?.store as? KeychainTokenStore,
-            !request.headers.contains("Authorization")
+            !request.headers.contains("Authorization"),
+            (try? request.url(relativeTo: configuration.baseURL))?.user == nil
         else {
             return Session(configuration: configuration)
         }
@@ -312,15 +314,23 @@ struct RequestInvocation: Equatable, Sendable {
 
     /// Sends, or downloads with `-o`, and returns the response or the error.
     private func perform(_ request: Request, session: Session) async -> Result<Response, WattleError> {
+        guard let output else {
+            do {
+                return .success(try await session.send(request))
+            } catch {
+                return .failure(error)
+            }
+        }
+        let bar = FileHandleOutput.isTerminal(2) ? ProgressBar() : nil
         do {
-            guard let output else { return .success(try await session.send(request)) }
-            let bar = FileHandleOutput.isTerminal(2) ? ProgressBar() : nil
             let response = try await session.download(
                 request, to: URL(fileURLWithPath: output), resumable: continueDownload
             ) { bar?.update($0) }
-            bar?.finish()
+            bar?.finish(completed: true)
             return .success(response)
         } catch {
+            // The error's line goes below the bar, not onto its end.
+            bar?.finish(completed: false)
             return .failure(error)
         }
     }

@@ -140,7 +140,11 @@ public final class Session: Sendable {
         _ request: Request, download: TransportRequest.DownloadTarget?, stream: ResponseStreamBuffer?
     ) async throws(WattleError) -> Response {
         let prepared = try prepare(request, download: download, stream: stream)
-        let usesToken = request.authentication == .automatic && !request.headers.contains("Authorization")
+        // A request bringing its own credentials (an `Authorization` header, or user-info in
+        // its URL, which libcurl sends as Basic) is sent with them, not with the stored token.
+        let usesToken =
+            request.authentication == .automatic && !request.headers.contains("Authorization")
+            && !prepared.target.hasUserInfo
         guard let retry = configuration.retry else {
             return try await sendAuthenticated(prepared, usesToken: usesToken)
         }
@@ -172,7 +176,8 @@ public final class Session: Sendable {
     /// concurrent requests) and retries once.
     ///
     /// - Parameter usesToken: false when the request opted out (``Request/Authentication-swift.enum/none``)
-    ///   or set `Authorization` itself; it is then sent as it is.
+    ///   or brings its own credentials (an `Authorization` header, user-info in its URL); it is
+    ///   then sent as it is.
     func sendAuthenticated(
         _ prepared: TransportRequest, usesToken: Bool
     ) async throws(WattleError) -> Response {

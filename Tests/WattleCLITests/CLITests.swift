@@ -95,6 +95,15 @@ enum CLI {
         return Result(status: status, stdout: outputData, stderr: String(decoding: errorData, as: UTF8.self))
     }
 
+    /// Runs the binary on a terminal of its own (script(1)), standard output and standard error
+    /// both on it; returns the exit status and what the terminal showed, its `\r\n` line ends
+    /// as `\n` (a lone `\r`, a redraw, is kept).
+    static func runOnTerminal(_ arguments: [String]) async throws -> (status: Int32, screen: String) {
+        let quoted = ([binary.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let result = try await run(
+            ["-qec", quoted.joined(separator: " "), "/dev/null"], binary: URL(fileURLWithPath: "/usr/bin/script"))
+        return (result.status, result.text.replacingOccurrences(of: "\r\n", with: "\n"))
+    }
 }
 
 /// The JSON the `/echo` route answers with.
@@ -677,6 +686,73 @@ struct CLITests {
         let issued = server.api.issueTokens()
         #expect(try await CLI.run(["auth", "set-token", issued.access] + common).status == 0)
         #expect(try await CLI.run(["api/whoami"] + common).status == 0)
+    }
+
+    @Test("auth show and auth logout on a keychain that does not exist say so and create nothing")
+    func authShowAndLogoutCreateNothing() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("typo/cli.keychain").path
+        let common = ["--keychain", missing, "--base-url", server.baseURL.absoluteString]
+        let show = try await CLI.run(["auth", "show"] + common)
+        #expect(show.status == 1, "\(show.stderr)")
+        #expect(
+            show.stderr.contains("no token kept") && show.stderr.contains("no keychain at \(missing)"), "\(show.stderr)"
+        )
+        let logout = try await CLI.run(["auth", "logout"] + common)
+        #expect(logout.status == 0, "\(logout.stderr)")
+        #expect(logout.text.contains("no keychain at \(missing)"), "\(logout.text)")
+        let made = try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        #expect(made.isEmpty, "made \(made)")
+    }
+
+    @Test("credentials in the URL are sent instead of the kept token, as with -a")
+    func urlCredentialsWinOverTheKeptToken() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let common = [
+            "--keychain", folder.appendingPathComponent("cli.keychain").path, "--base-url",
+            server.baseURL.absoluteString,
+        ]
+        let issued = server.api.issueTokens()
+        let kept = try await CLI.run(["auth", "set-token", issued.access] + common)
+        #expect(kept.status == 0, "\(kept.stderr)")
+        var parts = URLComponents(url: server.url("basic-auth/bob/hunter2"), resolvingAgainstBaseURL: false)!
+        parts.user = "bob"
+        parts.password = "hunter2"
+        let result = try await CLI.run([parts.url!.absoluteString] + common)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("\"authenticated\""), "\(result.text)")
+        // Without them, the kept token goes.
+        let echo = try await CLI.run([server.url("echo").absoluteString] + common)
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: echo.stdout).header("Authorization") == "Bearer \(issued.access)")
+    }
+
+    @Test(
+        "-o on a terminal: the bar ends at 100% on its own line, and an error goes on the next line, not onto the bar")
+    func progressBarEnds() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out").path
+        let done = try await CLI.runOnTerminal(["-o", file, server.url("bytes/3000000").absoluteString])
+        #expect(done.status == 0, "\(done.screen)")
+        let frames = done.screen.split(separator: "\r").filter { $0.contains("%") }
+        #expect(
+            frames.last?.contains("100%") == true && frames.last?.hasSuffix("\n") == true,
+            "\(done.screen.debugDescription)")
+        #expect((try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) == 3_000_000)
+
+        let dropped = try await CLI.runOnTerminal(["-o", file, server.url("drop").absoluteString])
+        #expect(dropped.status == 2, "\(dropped.screen)")
+        let lines = dropped.screen.split(separator: "\n")
+        #expect(lines.contains { $0.contains("%") }, "a bar was drawn: \(dropped.screen.debugDescription)")
+        #expect(
+            lines.filter { $0.contains("wattle:") }.count == 1 && lines.contains { $0.hasPrefix("wattle: ") },
+            "\(dropped.screen.debugDescription)")
     }
 
     @Test("auth login sends no kept token; a wrong password exits 4; a refused token with no refresh path exits 4")

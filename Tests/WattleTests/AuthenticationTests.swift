@@ -60,6 +60,36 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test(
+        "credentials in a request's URL are sent as they are: the stored token does not replace them, and their 401 refreshes nothing"
+    )
+    func urlCredentialsWin() async throws {
+        let refreshes = Counter()
+        let fixture = try await AuthFixture.make {
+            $0.authenticator?.refresh = { current, _ in
+                refreshes.increment()
+                return current
+            }
+        }
+        let session = fixture.session
+        var parts = URLComponents(url: fixture.server.url("basic-auth/bob/hunter2"), resolvingAgainstBaseURL: false)!
+        parts.user = "bob"
+        parts.password = "hunter2"
+        let accepted = try await session.get(parts.url!.absoluteString)
+        let user = try accepted.json()["user"]
+        #expect(accepted.statusCode == 200 && user == .string("bob"))
+        parts.password = "wrong"
+        await expectWattleError({ _ = try await session.get(parts.url!.absoluteString) }) {
+            $0.response?.statusCode == 401
+        }
+        #expect(refreshes.value == 0)
+        // The same endpoint without user-info, and an "@" past the authority, still carry the token.
+        let bearer = "Bearer \(fixture.tokens.access)"
+        #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == bearer)
+        #expect(try await session.get("echo/@me?to=a@b").decode(Echo.self).header("Authorization") == bearer)
+        try await fixture.server.stop()
+    }
+
     @Test("100 concurrent requests with a token expired on the client cause one refresh and 100 successes")
     func proactiveRefreshIsSingleFlight() async throws {
         let fixture = try await AuthFixture.make(expiredOnClient: true)
