@@ -125,8 +125,16 @@ public struct Authenticator: Sendable {
 
     /// A refresh that POSTs `{"grant_type": "refresh_token", "refresh_token": "…"}` (JSON, or a
     /// form with `encoding: .form`) to `endpoint` and reads an OAuth 2 token response.
+    ///
+    /// `encoding: .query` fails each refresh with ``WattleError/invalidRequest(reason:)``,
+    /// unsent (the waiting requests then fail with ``WattleError/authenticationFailed(reason:)``
+    /// naming it, and the token is kept): a refresh token in a URL ends up in access logs.
     public static func postRefreshToken(to endpoint: String, encoding: ParameterEncoding = .json) -> Refresh {
         { current, session in
+            guard encoding != .query else {
+                throw WattleError.invalidRequest(
+                    reason: "a refresh token goes in the body (.json or .form), never in the URL, where logs keep it")
+            }
             guard let refreshToken = current.refreshToken else {
                 throw WattleError.authenticationFailed(reason: "the token has no refresh token; sign in again")
             }

@@ -100,8 +100,20 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     private var redactedLines: [String] { redactedLines(isSensitive: Redaction.isSensitiveHeader) }
 
     /// Each field as `Name: value`, with the values of the fields `isSensitive` names redacted.
+    /// A URL-valued field (`Location`, `Content-Location`) shows as ``Redaction/url(_:)`` shows
+    /// a URL: an OAuth redirect's `?code=…` or `#access_token=…`, and user-info, redacted.
     private func redactedLines(isSensitive: (String) -> Bool) -> [String] {
-        fields.map { "\($0.name): \(isSensitive($0.name) ? "<redacted>" : $0.value)" }
+        fields.map { field in
+            if isSensitive(field.name) { return "\(field.name): <redacted>" }
+            if Self.isURLValued(field.name) { return "\(field.name): \(Redaction.url(field.value))" }
+            return "\(field.name): \(field.value)"
+        }
+    }
+
+    /// `Location` or `Content-Location`, in any case.
+    private static func isURLValued(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower == "location" || lower == "content-location"
     }
 
     /// The fields one per line, with the values redacted of the built-in credential headers and

@@ -72,10 +72,13 @@ public struct RetryPolicy: Sendable, Hashable {
         return half + half * Double.random(in: 0...1)
     }
 
-    /// `Retry-After: 120` or `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`.
+    /// `Retry-After: 120` or `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`. A number of seconds
+    /// too large for an `Int` is the longest wait there is (so it ends the retries), not
+    /// unreadable (which would retry at once).
     static func parseRetryAfter(_ value: String) -> Duration? {
         let trimmed = value.trimmingWhitespace()
         if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return .seconds(Int.max) }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
     }

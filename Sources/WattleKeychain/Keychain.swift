@@ -198,7 +198,9 @@ public struct Keychain: KeychainService, Sendable {
     /// Every key of this service (in this access group, with this synchronizable flag), sorted.
     /// An item whose attributes no longer open (damaged) has no key anyone can read, so it is
     /// not listed; ``removeAll()`` removes it. One whose secret alone is damaged is listed, and
-    /// reading it throws ``KeychainError/decode``.
+    /// reading it throws ``KeychainError/decode``. An item added through the primitives with no
+    /// account has no key either (no accessor takes `""`): not listed, and removed by
+    /// ``removeAll()``.
     public func allKeys() throws -> [String] {
         let address = try address()
         return try store.withEngine { try $0.allKeys(at: address) }

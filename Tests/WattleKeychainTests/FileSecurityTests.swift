@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import WattleTesting
 
@@ -299,6 +300,36 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         try FileManager.default.removeItem(at: temporary.keyFileURL)
         #expect { _ = try temporary.reopen() } throws: { ($0 as? KeychainFileError)?.reason == .missingKeyFile }
         #expect(!FileManager.default.fileExists(atPath: temporary.keyFileURL.path), "no new key is made up")
+    }
+
+    @Test func aKeyFileThatIsAFIFOIsRefusedAtOnceNotWaitedOn() throws {
+        let temporary = try TemporaryKeychain()
+        try temporary.keychain(service: "s").set("v", forKey: "k")
+        try FileManager.default.removeItem(at: temporary.keyFileURL)
+        #expect(mkfifo(temporary.keyFileURL.path, 0o600) == 0)
+        // Opened on a thread of its own: with a blocking open it waits for a writer forever.
+        let outcome = Mutex<(any Error)??>(nil)
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            let result: (any Error)?
+            do {
+                _ = try temporary.reopen()
+                result = nil
+            } catch {
+                result = error
+            }
+            outcome.withLock { $0 = .some(result) }
+            done.signal()
+        }.start()
+        if done.wait(timeout: .now() + 120) == .timedOut {
+            Issue.record("the open waited on the FIFO for 120 s")
+            // A writer lets the blocked open go on, so the thread ends.
+            let writer = open(temporary.keyFileURL.path, O_WRONLY | O_NONBLOCK)
+            _ = done.wait(timeout: .now() + 10)
+            if writer >= 0 { close(writer) }
+        }
+        let error = try #require(outcome.withLock { $0 } ?? nil)
+        #expect((error as? KeychainFileError)?.reason == .notARegularFile, "\(error)")
     }
 
     @Test func theDefaultFolderFollowsXDGDataHomeThenHome() {

@@ -106,6 +106,21 @@ struct Token: Codable, Equatable {
         #expect(try grouped.allKeys() == ["c"])
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func anItemAddedWithoutAnAccountIsNotListedAsAKeyAndRemoveAllRemovesIt(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let keychain = fixture.keychain("svc")
+        try keychain.set("1", forKey: "a")
+        // As an iOS app may add one: a service and no account.
+        try fixture.store.add(
+            KeychainItem(.genericPassword, attributes: KeychainAttributes(service: "svc"), data: Data("2".utf8)))
+        let query = KeychainQuery.genericPassword(service: "svc").all()
+        #expect(try fixture.store.copyMatching(query).count == 2)
+        #expect(try keychain.allKeys() == ["a"])
+        try keychain.removeAll()
+        #expect(throws: KeychainError.itemNotFound) { try fixture.store.copyMatching(query) }
+    }
+
     @Test func anEmptyServiceOrKeyIsAParameterError() {
         let keychain = Keychain(service: "", store: .inMemory())
         #expect(keychainError { try keychain.set("x", forKey: "k") } == .param)

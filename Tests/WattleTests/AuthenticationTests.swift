@@ -403,6 +403,22 @@ struct AuthenticationTests {
     }
 
     @Test(
+        "a refresh asked to put the refresh token in the URL (.query) sends nothing, fails saying why, and keeps the token"
+    )
+    func refreshRefusesQueryEncoding() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "api/refresh", encoding: .query)
+        }
+        await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+            guard case .authenticationFailed(let reason) = $0 else { return false }
+            return reason.contains("never in the URL") && !reason.contains(fixture.tokens.refresh)
+        }
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+    }
+
+    @Test(
         "two sessions on one store (two processes): the second takes up the token the first refreshed and stored, without spending the old refresh token, so a server detecting reuse revokes nothing"
     )
     func secondSessionTakesTheStoredToken() async throws {
@@ -884,8 +900,10 @@ struct RetryTests {
         #expect(server.stats.hits("/" + path) == 2)
     }
 
-    @Test("a Retry-After longer than the policy's maximum delay ends the retries: the 429 is the error, at once")
-    func longRetryAfterGivesUp() async throws {
+    @Test(
+        "a Retry-After longer than the policy's maximum delay ends the retries: the 429 is the error, at once",
+        arguments: ["120", "99999999999999999999"])
+    func longRetryAfterGivesUp(retryAfter: String) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server) {
             $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(1))
@@ -893,10 +911,10 @@ struct RetryTests {
         let path = "flaky/\(UUID().uuidString)"
         let start = ContinuousClock.now
         await expectWattleError({
-            _ = try await session.get(path, parameters: ["failures": 1, "status": 429, "retry_after": 120])
+            _ = try await session.get(path, parameters: ["failures": 1, "status": 429, "retry_after": retryAfter])
         }) {
             guard case .httpStatus(let response) = $0 else { return false }
-            return response.statusCode == 429 && response.headers["Retry-After"] == "120"
+            return response.statusCode == 429 && response.headers["Retry-After"] == retryAfter
         }
         #expect(server.stats.hits("/" + path) == 1)
         // Not after waiting out the 120 s and then giving up.
@@ -949,6 +967,9 @@ struct RetryTests {
         let parsed = RetryPolicy.parseRetryAfter(formatter.string(from: future))
         #expect(parsed != nil && parsed! > .seconds(3500) && parsed! <= .seconds(3600))
         #expect(RetryPolicy.parseRetryAfter("soon") == nil)
+        // Too many seconds for an Int: the longest wait, not unreadable (which would retry at once).
+        #expect(RetryPolicy.parseRetryAfter("99999999999999999999") == .seconds(Int.max))
+        #expect(RetryPolicy.parseRetryAfter("-99999999999999999999") == nil)
     }
 }
 

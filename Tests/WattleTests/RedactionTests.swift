@@ -166,10 +166,44 @@ struct RedactionTests {
             "https://h.example/x?client_credential=s3cr3t-value|y",
             "login?user=ada&pwd=s3cr3t-value", "login?user=ada&Pass=s3cr3t-value", "unlock?passphrase=s3cr3t-value",
             "verify?otp=s3cr3t-value", "card?PIN=s3cr3t-value",
+            // Pairs a server may split at ";", which the query parser reads as one value.
+            "https://h.example/x?a=1;token=s3cr3t-value", "https://h.example/x?a=1;b=2;Api_Key=s3cr3t-value&c=3",
+            // User-info written without a scheme, which the parser reads as scheme "alice".
+            "alice:s3cr3t-value@api.example.com/me", "alice:s3cr3t-value@api.example.com",
+            "alice:9s3cr3t-value@api.example.com/me",
         ])
     func urlCredentialsRedacted(endpoint: String) {
         let description = Request(endpoint).description
         #expect(!description.contains("s3cr3t-value"), "\(description)")
+    }
+
+    @Test("an endpoint of credentials before a host with no scheme is refused without naming them, and not sent")
+    func schemelessCredentialsRefused() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        await expectWattleError({ _ = try await session.get("alice:s3cr3t-value@127.0.0.1:\(server.port)/echo") }) {
+            guard case .invalidURL = $0 else { return false }
+            let text = "\($0)"
+            return text.contains("no scheme") && !text.contains("s3cr3t-value") && !text.contains("alice")
+        }
+        // A value past ";" that is not a credential stays readable.
+        #expect(Request("https://h.example/x?a=1;page=2").description.contains("page=2"))
+    }
+
+    @Test(
+        "a Location or Content-Location header shows as a URL does in descriptions and logs: no code, token or user-info"
+    )
+    func locationHeadersRedacted() {
+        let headers: HTTPHeaders = [
+            "Location": "https://app.example/cb?code=s3cr3t-value&state=x",
+            "content-location": "https://bob:s3cr3t-value@h.example/a#access_token=s3cr3t-value",
+            "X-Other": "https://h.example/?q=1",
+        ]
+        let text = headers.description
+        #expect(!text.contains("s3cr3t-value"), "\(text)")
+        #expect(
+            text.contains("state=x") && text.contains("h.example/a") && text.contains("X-Other: https://h.example/?q=1")
+        )
     }
 
     @Test("a form-encoded token response is read; a broken one's error shows no token")

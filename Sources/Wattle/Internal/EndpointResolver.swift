@@ -22,12 +22,23 @@ enum EndpointResolver {
         if let scheme = Self.scheme(of: trimmed) {
             guard scheme == "http" || scheme == "https" else {
                 // "speech:recognize" (Google's custom methods) reads as a URL of scheme "speech".
-                let path =
-                    trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/")
-                    ? ""
-                    : "; for a path holding a colon, begin it with a slash (\"/\(Redaction.escaped(String(trimmed.prefix { $0 != "?" })))\" extends the base URL)"
+                let beforeQuery = String(trimmed.prefix { $0 != "?" })
+                let hint: String
+                if trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/") {
+                    hint = ""
+                } else if Redaction.withoutUserInfo(beforeQuery) != beforeQuery {
+                    // `user:password@host/path`: credentials before a host, the scheme left out.
+                    // (Neither the "scheme" nor the rest is named: they are the credentials.)
+                    throw .invalidURL(
+                        trimmed,
+                        reason:
+                            "it reads as credentials before a host with no scheme; write https:// (or http://) first")
+                } else {
+                    hint =
+                        "; for a path holding a colon, begin it with a slash (\"/\(Redaction.escaped(beforeQuery))\" extends the base URL)"
+                }
                 throw .invalidURL(
-                    trimmed, reason: "the scheme \"\(scheme)\" is not supported; use http or https\(path)")
+                    trimmed, reason: "the scheme \"\(scheme)\" is not supported; use http or https\(hint)")
             }
             absolute = trimmed
         } else {

@@ -52,7 +52,11 @@ package enum Redaction {
         // A URL the parser refuses as written (a space, a `|`) is redacted as form text: its
         // `name=value` pairs, wherever they stand. (Not parsed a second time percent-encoded:
         // that halved the fuzzer's rate on invalid URLs, whose errors describe them.)
-        let asFormText = { escaped(redactFormSecrets(withoutUserInfo(string))) }
+        // User-info goes first, as text: written without a scheme (`alice:s3cret@host/me`, as a
+        // CLI argument may be), the parser reads `alice` as a scheme and keeps the password in
+        // the path.
+        let string = withoutUserInfo(string)
+        let asFormText = { escaped(redactFormSecrets(string)) }
         guard var components = URLComponents(string: string) else { return asFormText() }
         if components.user != nil || components.password != nil {
             components.user = nil
@@ -63,7 +67,8 @@ package enum Redaction {
                 // Percent-encoded items must stay valid RFC 3986 text: `<` and `>` are not, and
                 // Foundation traps on them (found by fuzzing), so the marker is plain letters.
                 isSensitiveName(item.name) && item.value != nil
-                    ? URLQueryItem(name: item.name, value: "REDACTED") : item
+                    ? URLQueryItem(name: item.name, value: "REDACTED")
+                    : URLQueryItem(name: item.name, value: item.value.map(redactingSemicolonPairs))
             }
         }
         // A fragment is never sent, but an OAuth implicit flow's redirect puts the token there
@@ -118,14 +123,28 @@ package enum Redaction {
         }.joined(separator: " ")
     }
 
-    /// A URL that does not parse, with anything before an `@` in its authority (after `://`,
-    /// before the first `/`, `?` or `#`) left out: a password must not show because the rest
-    /// of the URL is malformed.
+    /// A query value with `;`-separated pairs (`a=1;token=abc`, which some servers read as two
+    /// parameters, and the query parser as one), each credential-looking one's value replaced
+    /// by `REDACTED` (plain letters: the value must stay valid percent-encoded text).
+    private static func redactingSemicolonPairs(_ value: String) -> String {
+        guard value.contains(";") else { return value }
+        return value.split(separator: ";", omittingEmptySubsequences: false).map { pair -> String in
+            guard let equals = pair.firstIndex(of: "="), isSensitiveName(String(pair[..<equals])),
+                pair.index(after: equals) < pair.endIndex
+            else { return String(pair) }
+            return pair[...equals] + "REDACTED"
+        }.joined(separator: ";")
+    }
+
+    /// A URL with anything before an `@` in its authority left out: after `://`, or from the
+    /// start when there is no `://` (`alice:s3cret@host/me`), up to the first `/`, `?` or `#`.
+    /// As text, so that a password shows neither because the rest of the URL is malformed nor
+    /// because it is written without a scheme.
     static func withoutUserInfo(_ string: String) -> String {
-        guard let schemeEnd = string.firstRange(of: "://") else { return string }
-        let authority = string[schemeEnd.upperBound...].prefix { !"/?#".contains($0) }
+        let authorityStart = string.firstRange(of: "://")?.upperBound ?? string.startIndex
+        let authority = string[authorityStart...].prefix { !"/?#".contains($0) }
         guard let at = authority.lastIndex(of: "@") else { return string }
-        return String(string[..<schemeEnd.upperBound]) + String(string[string.index(after: at)...])
+        return String(string[..<authorityStart]) + String(string[string.index(after: at)...])
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

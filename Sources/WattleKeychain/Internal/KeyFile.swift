@@ -15,7 +15,10 @@ enum KeyFile {
     /// Reads a key file, refusing one the group or others may read or write.
     static func read(_ url: URL) throws -> SecureBytes {
         let path = url.path
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        // Non-blocking: a FIFO in the key file's place would otherwise hold the open (and the
+        // store's lock) until something writes to it; `fstat` then refuses it. (No effect on
+        // a regular file's reads.)
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else {
             if errno == ENOENT { throw KeychainFileError(path: path, reason: .missingKeyFile) }
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)

@@ -128,10 +128,13 @@ extension KeychainEngine {
         var damaged = false
         return try storage.rows(itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
             .compactMap { row -> String? in
+                // An item added without an account (through the primitives) has "" here, which
+                // no typed accessor takes as a key: not listed (`removeAll` still removes it).
                 guard let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }),
-                    attributes.accessGroup == address.accessGroup, attributes.service == address.service
+                    attributes.accessGroup == address.accessGroup, attributes.service == address.service,
+                    let account = attributes.account, !account.isEmpty
                 else { return nil }
-                return attributes.account
+                return account
             }
             .sorted()
     }
