@@ -6,7 +6,7 @@ import Foundation
 /// | route | answer |
 /// | --- | --- |
 /// | `/echo` (any method) | JSON: method, path, raw query, headers, body (as UTF-8 text, its length, and in base64) |
-/// | `/status/{code}` | that status, with a JSON body naming it |
+/// | `/status/{code}` | that status (200 to 599, else 400), with a JSON body naming it |
 /// | `/redirect/{code}?to=URL` | that status with `Location: URL` (default `/echo`) |
 /// | `/redirect-chain/{n}?delay=MS` | `n` redirects, each after `delay` milliseconds (default 0), then `/echo` |
 /// | `/redirect-loop` | a redirect to itself, forever |
@@ -34,7 +34,10 @@ enum TestRoutes {
         case ("echo", _):
             return echo(request)
         case ("status", 2):
-            let code = Int(parts[1]) ?? 500
+            // A final answer's status: 200 to 599 (NIO traps on writing a 1xx as one).
+            guard let code = Int(parts[1]), (200...599).contains(code) else {
+                return json(400, ["error": "/status/{code} takes a code from 200 to 599"])
+            }
             return json(code, ["status": code, "path": request.path])
         case ("redirect", 2):
             let code = Int(parts[1]) ?? 302

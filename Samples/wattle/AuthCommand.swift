@@ -15,18 +15,16 @@ struct AuthCommand: AsyncParsableCommand {
         subcommands: [Login.self, SetToken.self, SetBasic.self, Show.self, Logout.self])
 
     /// Runs a step, mapping errors to one stderr line and an exit code.
+    /// (As a request reports them: a library error with the CLI's option that acts on it, such
+    /// as `--allow-self-signed` for an untrusted certificate, not the library's setting.)
     static func reporting(_ body: () async throws -> Void) async throws {
         do {
             try await body()
-        } catch let error as CLIError {
-            printError(error.description)
-            throw ExitCode(ExitStatus.usageOrOther)
-        } catch let error as WattleError {
-            printError(error.description)
-            throw ExitCode(ExitStatus.forError(error))
         } catch let error as ExitCode {
             throw error
         } catch {
+            let reported = RequestInvocation.reported(error)
+            if reported is ExitCode { throw reported }
             printError("\(error)")
             throw ExitCode(ExitStatus.usageOrOther)
         }
@@ -152,7 +150,7 @@ struct AuthCommand: AsyncParsableCommand {
         _ what: String, url: String?, connection: ConnectionOptions, make: () throws -> AuthToken
     ) async throws {
         let settings = connection.settings
-        let origin = try settings.origin(of: url ?? "/")
+        let origin = try settings.origin(of: url)
         let session = Session(configuration: try settings.configuration(origin: origin))
         let token = try make()
         try await session.signIn(with: token)
@@ -188,7 +186,7 @@ struct AuthCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 let settings = connection.settings
-                let origin = try settings.origin(of: url ?? "/")
+                let origin = try settings.origin(of: url)
                 // A keychain that does not exist holds no token: none is made to say so (a
                 // mistyped --keychain would leave an empty keychain and its key file behind).
                 let configuration = try settings.configuration(origin: origin, createKeychain: false)
@@ -221,7 +219,7 @@ struct AuthCommand: AsyncParsableCommand {
         func run() async throws {
             try await AuthCommand.reporting {
                 let settings = connection.settings
-                let origin = try settings.origin(of: url ?? "/")
+                let origin = try settings.origin(of: url)
                 // Nothing to forget in a keychain that does not exist, and none is made.
                 guard settings.keychainFileExists else {
                     print(

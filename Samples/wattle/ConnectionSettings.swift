@@ -184,6 +184,22 @@ struct ConnectionSettings: Equatable, Sendable {
     /// The origin a URL or endpoint belongs to, given the base URL.
     func origin(of endpoint: String) throws -> URL {
         let url = try Request(endpoint).url(relativeTo: resolvedBaseURL)
+        return try origin(ofURL: url, endpoint: endpoint)
+    }
+
+    /// The origin of a command's optional URL argument, else of the base URL; a usage error
+    /// naming both ways to give one when there is neither.
+    func origin(of argument: String?) throws -> URL {
+        guard let argument else {
+            guard let base = resolvedBaseURL else {
+                throw CLIError.usage("no URL: give the API's URL, or --base-url (or WATTLE_BASE_URL)")
+            }
+            return try origin(ofURL: base, endpoint: base.absoluteString)
+        }
+        return try origin(of: argument)
+    }
+
+    private func origin(ofURL url: URL, endpoint: String) throws -> URL {
         var components = URLComponents()
         components.scheme = url.scheme
         components.host = url.host

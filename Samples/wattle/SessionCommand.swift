@@ -18,7 +18,7 @@ struct SessionCommand: AsyncParsableCommand {
     /// jar's name for messages; no session when there is no keychain file (so no cookies).
     static func jarSession(_ name: String, url: String?, connection: ConnectionOptions) throws -> (Session?, String) {
         let settings = connection.settings
-        let origin = try settings.origin(of: url ?? "/")
+        let origin = try settings.origin(of: url)
         let what = "session \(name) of \(origin.absoluteString)"
         guard settings.keychainFileExists else { return (nil, what) }
         var configuration = try settings.configuration(origin: origin)

@@ -297,6 +297,24 @@ struct CLITests {
         #expect(
             relative.stderr.contains("it is relative") && relative.stderr.contains("--base-url"), "\(relative.stderr)")
         #expect(relative.stderr.split(separator: "\n").count == 1, "\(relative.stderr)")
+
+        // The auth, pin, session and cert commands report as a request does.
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = ["--keychain", folder.appendingPathComponent("cli.keychain").path]
+        let untrusted = try await Servers.tls.value.url("api/login").absoluteString
+        let login = try await CLI.run(
+            ["auth", "login", untrusted, "--username", "demo", "--password", "wattle"] + keychain)
+        #expect(login.status == 2, "\(login.stderr)")
+        #expect(login.stderr.contains("From the CLI: --allow-self-signed 127.0.0.1"), "\(login.stderr)")
+        #expect(login.stderr.split(separator: "\n").count == 1, "\(login.stderr)")
+        for command in [["auth", "show"], ["auth", "logout"], ["session", "show", "s1"]] {
+            let noURL = try await CLI.run(command + keychain)
+            #expect(noURL.status == 1, "\(command): \(noURL.stderr)")
+            #expect(
+                noURL.stderr.contains("no URL") && noURL.stderr.contains("--base-url")
+                    && !noURL.stderr.contains("Configuration.baseURL"), "\(command): \(noURL.stderr)")
+        }
     }
 
     @Test("-o - is standard output, not a file named -")

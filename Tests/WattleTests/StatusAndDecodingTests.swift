@@ -24,6 +24,19 @@ struct StatusAndDecodingTests {
         }
     }
 
+    @Test("the test server answers /status/ with a 1xx or a word as a 400 naming the range, and goes on serving")
+    func statusRouteRefusesNonFinalCodes() async throws {
+        let server = try await DemoServer.start()
+        let session = makeSession(server)
+        for code in ["100", "101", "199", "600", "abc"] {
+            await expectWattleError({ _ = try await session.get("status/\(code)") }) {
+                $0.response?.statusCode == 400 && $0.response?.string?.contains("200 to 599") == true
+            }
+        }
+        #expect(try await session.get("status/204").statusCode == 204)
+        try await server.stop()
+    }
+
     @Test("the completion form delivers a response whose error is set")
     func completionCarriesError() async throws {
         let server = try await TestServer.shared()
