@@ -194,18 +194,22 @@ struct ConnectionSettings: Equatable, Sendable {
             guard let base = resolvedBaseURL else {
                 throw CLIError.usage("no URL: give the API's URL, or --base-url (or WATTLE_BASE_URL)")
             }
-            return try origin(ofURL: base, endpoint: base.absoluteString)
+            // Checked as any URL is (a host, http or https).
+            return try origin(of: base.absoluteString)
         }
         return try origin(of: argument)
     }
 
+    /// `url`'s scheme, host and port, with the path `/`.
     private func origin(ofURL url: URL, endpoint: String) throws -> URL {
         var components = URLComponents()
         components.scheme = url.scheme
         components.host = url.host
         components.port = url.port
         components.path = "/"
-        guard let origin = components.url else { throw CLIError.usage("cannot find the origin of \(endpoint)") }
+        guard let origin = components.url else {
+            throw CLIError.usage("cannot find the origin of \(Redaction.fullURL(endpoint))")
+        }
         return origin
     }
 

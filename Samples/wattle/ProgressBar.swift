@@ -4,10 +4,13 @@ import WattleCLIKit
 
 /// A one-line progress bar on stderr, redrawn at most every 100 ms.
 final class ProgressBar: Sendable {
+    /// What the bar has shown and been told, under one lock (reports come on the network thread).
     private struct State {
+        /// When a frame was last drawn (a second ago at first, so the first report draws).
         var lastDraw = ContinuousClock.now - .seconds(1)
         /// The last progress reported, drawn or not.
         var last: DownloadProgress?
+        /// The line is ended: later reports draw nothing.
         var finished = false
     }
 

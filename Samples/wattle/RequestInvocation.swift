@@ -238,7 +238,7 @@ struct RequestInvocation: Equatable, Sendable {
     private static func session(_ configuration: Configuration, for request: Request) -> Session {
         guard let store = configuration.authenticator?.store as? KeychainTokenStore,
             !request.headers.contains("Authorization"),
-            (try? request.url(relativeTo: configuration.baseURL))?.user == nil
+            !UserInfo.isPresent(in: request.endpoint)
         else {
             return Session(configuration: configuration)
         }

@@ -100,12 +100,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     private var redactedLines: [String] { redactedLines(isSensitive: Redaction.isSensitiveHeader) }
 
     /// Each field as `Name: value`, with the values of the fields `isSensitive` names redacted.
-    /// A URL-valued field (`Location`, `Content-Location`) shows as ``Redaction/url(_:)`` shows
-    /// a URL: an OAuth redirect's `?code=…` or `#access_token=…`, and user-info, redacted.
+    /// A URL-valued field (`Location`, `Content-Location`) shows as ``Redaction/fullURL(_:)``
+    /// shows a URL, whole: an OAuth redirect's `?code=…` or `#access_token=…`, and user-info,
+    /// redacted.
     private func redactedLines(isSensitive: (String) -> Bool) -> [String] {
         fields.map { field in
             if isSensitive(field.name) { return "\(field.name): <redacted>" }
-            if Self.isURLValued(field.name) { return "\(field.name): \(Redaction.url(field.value))" }
+            if Self.isURLValued(field.name) { return "\(field.name): \(Redaction.fullURL(field.value))" }
             return "\(field.name): \(field.value)"
         }
     }

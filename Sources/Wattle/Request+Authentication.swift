@@ -11,8 +11,9 @@ extension Request {
         /// With an ``Configuration/authenticator``, a request to the base URL's origin carries
         /// the stored token (refreshed first when it has expired), and a refusal of it
         /// refreshes and retries once. The default. An `Authorization` header set on the
-        /// request itself is left alone, and so are credentials in its URL
-        /// (`https://user:password@host/`, sent as HTTP Basic); then nothing is refreshed.
+        /// request itself is left alone, and so are credentials in its endpoint
+        /// (an absolute `https://user:password@host/…`, sent as HTTP Basic; not the base URL's);
+        /// then nothing is refreshed.
         case automatic
         /// The request goes out without the stored token, and a 401 is its error
         /// (``WattleError/httpStatus(_:)``) like any status: the token is not refreshed or

@@ -141,10 +141,11 @@ public final class Session: Sendable {
     ) async throws(WattleError) -> Response {
         let prepared = try prepare(request, download: download, stream: stream)
         // A request bringing its own credentials (an `Authorization` header, or user-info in
-        // its URL, which libcurl sends as Basic) is sent with them, not with the stored token.
+        // its absolute URL, which libcurl sends as Basic) is sent with them, not with the stored
+        // token. (User-info in the base URL is the configuration's: the token still goes.)
         let usesToken =
             request.authentication == .automatic && !request.headers.contains("Authorization")
-            && !prepared.target.hasUserInfo
+            && !UserInfo.isPresent(in: request.endpoint)
         guard let retry = configuration.retry else {
             return try await sendAuthenticated(prepared, usesToken: usesToken)
         }

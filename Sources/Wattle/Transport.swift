@@ -220,32 +220,6 @@ public struct TransportRequest: Sendable {
             self.host = host
             self.port = port ?? (isHTTPS ? 443 : 80)
         }
-
-        /// Whether the URL carries user-info (`https://user:password@host/`): credentials of
-        /// the request's own, which libcurl sends as HTTP Basic. An `@` in the authority, which
-        /// runs from `//` to the first `/`, `?` or `#` (RFC 3986 section 3.2).
-        var hasUserInfo: Bool {
-            var string = string
-            return string.withUTF8 { bytes in
-                guard let slashes = Self.authorityStart(bytes) else { return false }
-                for byte in bytes[slashes...] {
-                    switch byte {
-                    case UInt8(ascii: "@"): return true
-                    case UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "#"): return false
-                    default: continue
-                    }
-                }
-                return false
-            }
-        }
-
-        /// The index just past the `://` that ends the scheme, if any.
-        private static func authorityStart(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
-            guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), colon + 2 < bytes.count,
-                bytes[colon + 1] == UInt8(ascii: "/"), bytes[colon + 2] == UInt8(ascii: "/")
-            else { return nil }
-            return colon + 3
-        }
     }
 
     /// TLS trust applies to HTTPS hosts only.

@@ -87,6 +87,15 @@ struct AuthenticationTests {
         let bearer = "Bearer \(fixture.tokens.access)"
         #expect(try await session.get("echo").decode(Echo.self).header("Authorization") == bearer)
         #expect(try await session.get("echo/@me?to=a@b").decode(Echo.self).header("Authorization") == bearer)
+        // User-info in the base URL is the configuration's, not a request's own: the token goes.
+        var base = URLComponents(url: fixture.server.baseURL, resolvingAgainstBaseURL: false)!
+        base.user = "bob"
+        base.password = "hunter2"
+        let configured = makeSession(fixture.server) {
+            $0.baseURL = base.url
+            $0.authenticator = Authenticator(store: fixture.store)
+        }
+        #expect(try await configured.get("echo").decode(Echo.self).header("Authorization") == bearer)
         try await fixture.server.stop()
     }
 

@@ -171,6 +171,9 @@ struct RedactionTests {
             // User-info written without a scheme, which the parser reads as scheme "alice".
             "alice:s3cr3t-value@api.example.com/me", "alice:s3cr3t-value@api.example.com",
             "alice:9s3cr3t-value@api.example.com/me",
+            // A "://" later on (in a query, in a path) starts no authority.
+            "alice:s3cr3t-value@api.example.com/cb?redirect_uri=https://app.example/",
+            "alice:s3cr3t-value@api.example.com/x/https://y.example/",
         ])
     func urlCredentialsRedacted(endpoint: String) {
         let description = Request(endpoint).description
@@ -186,8 +189,21 @@ struct RedactionTests {
             let text = "\($0)"
             return text.contains("no scheme") && !text.contains("s3cr3t-value") && !text.contains("alice")
         }
-        // A value past ";" that is not a credential stays readable.
+        for endpoint in [
+            "alice:s3cr3t-value@127.0.0.1:\(server.port)/cb?redirect_uri=https://app.example/",
+            "alice:s3cr3t-value@127.0.0.1:\(server.port)/x/https://y.example/",
+        ] {
+            await expectWattleError({ _ = try await session.get(endpoint) }) {
+                guard case .invalidURL = $0 else { return false }
+                return "\($0)".contains("no scheme") && !"\($0)".contains("s3cr3t-value")
+            }
+        }
+        // A value past ";" that is not a credential stays readable, and so do paths with an "@"
+        // that are not user-info.
         #expect(Request("https://h.example/x?a=1;page=2").description.contains("page=2"))
+        for path in ["@types/node", "users/alice@example.com", "alice@example.com", "https://h.example/@me"] {
+            #expect(Request(path).description == "GET \(path)", "\(Request(path).description)")
+        }
     }
 
     @Test(
@@ -198,12 +214,15 @@ struct RedactionTests {
             "Location": "https://app.example/cb?code=s3cr3t-value&state=x",
             "content-location": "https://bob:s3cr3t-value@h.example/a#access_token=s3cr3t-value",
             "X-Other": "https://h.example/?q=1",
+            // Not cut as a log line's URL is: the CLI's -v prints it whole.
+            "location": "https://h.example/" + String(repeating: "p", count: 400) + "?state=end",
         ]
         let text = headers.description
         #expect(!text.contains("s3cr3t-value"), "\(text)")
         #expect(
             text.contains("state=x") && text.contains("h.example/a") && text.contains("X-Other: https://h.example/?q=1")
         )
+        #expect(text.contains("?state=end"), "\(text)")
     }
 
     @Test("a form-encoded token response is read; a broken one's error shows no token")

@@ -136,15 +136,21 @@ package enum Redaction {
         }.joined(separator: ";")
     }
 
-    /// A URL with anything before an `@` in its authority left out: after `://`, or from the
-    /// start when there is no `://` (`alice:s3cret@host/me`), up to the first `/`, `?` or `#`.
-    /// As text, so that a password shows neither because the rest of the URL is malformed nor
-    /// because it is written without a scheme.
+    /// A URL with anything before an `@` in its authority left out: after `scheme://`, or from
+    /// the start when the text does not begin with a scheme and `//` and reads
+    /// `user:password@…` (`alice:s3cret@host/me`), up to the first `/`, `?` or `#`. As text, so
+    /// that a password shows neither because the rest of the URL is malformed nor because it is
+    /// written without a scheme.
     static func withoutUserInfo(_ string: String) -> String {
-        let authorityStart = string.firstRange(of: "://")?.upperBound ?? string.startIndex
-        let authority = string[authorityStart...].prefix { !"/?#".contains($0) }
-        guard let at = authority.lastIndex(of: "@") else { return string }
-        return String(string[..<authorityStart]) + String(string[string.index(after: at)...])
+        if let authority = UserInfo.authority(in: string) {
+            guard let at = string[authority].lastIndex(of: "@") else { return string }
+            return String(string[..<authority.lowerBound]) + String(string[string.index(after: at)...])
+        }
+        // No scheme: only `user:password@host…`, the form the parser misreads as scheme `user`
+        // (`@types/node` and `alice@example.com` are paths, left as they are).
+        let head = string.prefix { !"/?#".contains($0) }
+        guard head.first != "@", let at = head.lastIndex(of: "@"), head[..<at].contains(":") else { return string }
+        return String(string[string.index(after: at)...])
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking
