@@ -444,6 +444,15 @@ struct CLITests {
         #expect(pin.status == 0)
         let expected = try PublicKeyPin.pin(forCertificatePEM: try Servers.identity.get().certificatePEM)
         #expect(pin.text.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
+        // An https:// URL names the server too (as a request's URL is written).
+        let fromURL = try await CLI.run(["pin", tls.url("user").absoluteString])
+        #expect(fromURL.status == 0, "\(fromURL.stderr)")
+        #expect(fromURL.text.trimmingCharacters(in: .whitespacesAndNewlines) == expected)
+        for bad in ["http://127.0.0.1:\(tls.port)/", "127.0.0.1:99999", "127.0.0.1:abc", "https://"] {
+            let refused = try await CLI.run(["pin", bad])
+            #expect(refused.status == 1, "\(bad): \(refused.stderr)")
+            #expect(refused.stderr.contains("wattle pin takes HOST, HOST:PORT or an https:// URL"), "\(refused.stderr)")
+        }
         let pinned = try await CLI.run(["--pin", "127.0.0.1=\(expected)", tls.url("user").absoluteString])
         #expect(pinned.status == 0, "\(pinned.stderr)")
         let wrong = try await CLI.run([
