@@ -151,6 +151,10 @@ public final class KeychainStore: Sendable {
         case .file(let url):
             try KeychainFiles.ensureDirectory(url.deletingLastPathComponent())
             try KeychainFiles.checkPrivate(url.path)
+            // SQLite reuses a write-ahead log and shared-memory file left beside the keychain as
+            // they are; the log holds sealed rows (and, until a checkpoint, a replaced wrapped
+            // key): each must be private as the keychain is.
+            for suffix in ["-wal", "-shm"] { try KeychainFiles.checkCompanion(url.path + suffix) }
             let storage = try SQLiteStorage(path: url.path)
             return try KeychainEngine.open(storage: storage, credential: credential, mayCreate: mayCreate)
         }

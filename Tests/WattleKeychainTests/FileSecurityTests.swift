@@ -197,6 +197,29 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
         }
     }
 
+    @Test(arguments: ["-wal", "-shm"])
+    func aWriteAheadLogOrSharedMemoryFileOthersMayReadIsRefused(suffix: String) throws {
+        let temporary = try TemporaryKeychain()
+        try temporary.keychain(service: "s").set("v", forKey: "k")
+        let path = temporary.fileURL.path + suffix
+        #expect(FileManager.default.fileExists(atPath: path), "SQLite keeps \(suffix) while the store is open")
+        chmod(path, 0o644)
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .insecurePermissions && (error as? KeychainFileError)?.path == path
+        }
+        // A symbolic link in its place is refused too.
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/null")
+        #expect {
+            _ = try temporary.reopen()
+        } throws: { error in
+            (error as? KeychainFileError)?.reason == .notARegularFile
+        }
+        try FileManager.default.removeItem(atPath: path)
+    }
+
     @Test func filesAreCreatedPrivateInAPrivateFolder() throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-perm-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: base) }

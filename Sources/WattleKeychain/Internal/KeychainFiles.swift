@@ -116,6 +116,19 @@ enum KeychainFiles {
         return true
     }
 
+    /// Checks a file SQLite keeps beside the keychain (its `-wal` or `-shm`), if there is one:
+    /// a regular file must be private, and a symbolic link is refused. Anything else there (a
+    /// folder) SQLite cannot use, and its open fails naming the file.
+    static func checkCompanion(_ path: String) throws(KeychainFileError) {
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            if errno == ENOENT { return }
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        }
+        let type = info.st_mode & S_IFMT
+        if type == S_IFREG || type == S_IFLNK { try checkPrivate(info, path: path) }
+    }
+
     static func checkPrivate(_ info: stat, path: String) throws(KeychainFileError) {
         guard (info.st_mode & S_IFMT) == S_IFREG else {
             throw KeychainFileError(path: path, reason: .notARegularFile, mode: UInt32(info.st_mode))
