@@ -72,10 +72,9 @@ struct DemoCommand: AsyncParsableCommand {
             configuration: Configuration {
                 $0.baseURL = server.baseURL
                 $0.trust.selfSignedHosts = ["127.0.0.1"]
-                $0.authenticator = Authenticator(
+                $0.authenticator = Authenticator.clientCredentials(
                     store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain),
-                    obtain: Authenticator.postClientCredentials(
-                        to: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret"))
+                    endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
             })
         let tokenCallsBefore = server.stats.hits("/api/token")
         let serviceUsers = try await withThrowingTaskGroup(of: String.self) { group in

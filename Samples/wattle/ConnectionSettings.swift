@@ -143,12 +143,19 @@ struct ConnectionSettings: Equatable, Sendable {
             configuration.timeouts.stall = stallTimeout == 0 ? nil : Self.duration(seconds: stallTimeout)
         }
         // A client that obtains its own tokens keeps them, in a keychain made for them if need be.
-        let obtain = try clientCredentials()
-        if let origin, createKeychain || obtain != nil || keychainFileExists {
+        let client = try clientCredentials()
+        if let origin, createKeychain || client != nil || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
-            let refresh = refreshPath ?? Environment["WATTLE_REFRESH_PATH"]
-            configuration.authenticator = Authenticator(
-                store: store, refresh: refresh.map { Authenticator.postRefreshToken(to: $0) }, obtain: obtain)
+            let refresh = (refreshPath ?? Environment["WATTLE_REFRESH_PATH"]).map {
+                Authenticator.postRefreshToken(to: $0)
+            }
+            if let client {
+                var authenticator = client(store)
+                authenticator.refresh = refresh
+                configuration.authenticator = authenticator
+            } else {
+                configuration.authenticator = Authenticator(store: store, refresh: refresh)
+            }
         }
         if configuration.baseURL == nil { configuration.baseURL = origin }
         return configuration
@@ -157,7 +164,7 @@ struct ConnectionSettings: Equatable, Sendable {
     /// The client-credentials grant of `--token-path` (or `WATTLE_TOKEN_PATH`), or nil without
     /// one. The secret is read from `WATTLE_CLIENT_SECRET` only: an option would show it in the
     /// process list and the shell's history.
-    func clientCredentials() throws -> Authenticator.Obtain? {
+    func clientCredentials() throws -> ((any TokenStore) -> Authenticator)? {
         guard let path = tokenPath ?? Environment["WATTLE_TOKEN_PATH"] else {
             if clientID != nil || scope != nil { throw CLIError.usage("--client-id and --scope go with --token-path") }
             return nil
@@ -168,7 +175,12 @@ struct ConnectionSettings: Equatable, Sendable {
         guard let secret = Environment["WATTLE_CLIENT_SECRET"], !secret.isEmpty else {
             throw CLIError.usage("--token-path needs the client's secret in WATTLE_CLIENT_SECRET")
         }
-        return Authenticator.postClientCredentials(to: path, clientID: id, clientSecret: secret, scope: scope)
+        // Its tokens bound to the client and scope: one another client (or scope) kept under the
+        // same profile is not sent, and a token is obtained in its place.
+        return { store in
+            Authenticator.clientCredentials(
+                store: store, endpoint: path, clientID: id, clientSecret: secret, scope: scope)
+        }
     }
 
     /// The keychain item of `--session NAME`'s cookie jar for an origin (httpie keeps a

@@ -24,6 +24,12 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     public var expiresAt: Date?
     /// The scheme in the `Authorization` header. Default `Bearer`.
     public var tokenType: String
+    /// The client a token was obtained for, when its authenticator binds its tokens
+    /// (``Authenticator/clientCredentials(store:endpoint:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``):
+    /// a hash of the client's token endpoint, identifier, scope and fields, never of its secret.
+    /// Such an authenticator sends no stored token bound to another client, or to none; nil (the
+    /// default) for any other token. Stored with the token; not part of ``description``.
+    public var binding: String?
 
     /// Creates a token.
     public init(accessToken: String, refreshToken: String? = nil, expiresAt: Date? = nil, tokenType: String = "Bearer")
@@ -94,6 +100,8 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
             expiresAt: body.expires_in?.value.map { Date(timeIntervalSinceNow: $0) },
             tokenType: body.token_type.map { $0.lowercased() == "bearer" ? "Bearer" : $0 } ?? "Bearer")
+        // A refreshed token is for the same client as the one it replaces.
+        binding = previous?.binding
     }
 
     /// Whether `other` carries the same access and refresh token (expiry and type aside).
@@ -147,7 +155,7 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             self,
             children: [
                 "accessToken": redactedAccessToken, "refreshToken": refreshToken.map(Self.redact) as Any,
-                "expiresAt": expiresAt as Any, "tokenType": tokenType,
+                "expiresAt": expiresAt as Any, "tokenType": tokenType, "binding": binding as Any,
             ])
     }
 }

@@ -36,10 +36,13 @@ extension Authenticator {
     /// ``Configuration/willSend`` hook of the session does see the token call's headers and
     /// body).
     ///
-    /// The token is kept in the authenticator's store under its origin and profile, whatever
-    /// the client or scope that obtained it: give each client and scope a profile of its own
-    /// (`KeychainTokenStore(origin:profile:)`), apart from a person's sign-in, so that a token
-    /// obtained for one is never sent for another.
+    /// With this closure as ``obtain``, the token is kept in the authenticator's store under its
+    /// origin and profile whatever the client or scope that obtained it, and a token kept there
+    /// is sent whoever obtained it. Prefer
+    /// ``clientCredentials(store:endpoint:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``,
+    /// which binds the stored token to the client and scope; with this one, give each client
+    /// and scope a profile of its own (`KeychainTokenStore(origin:profile:)`), apart from a
+    /// person's sign-in, so that a token obtained for one is never sent for another.
     ///
     /// A mistake in the arguments fails each request that needs a token with
     /// ``WattleError/authenticationFailed(reason:)``, whose reason says what is wrong, and
@@ -99,6 +102,56 @@ extension Authenticator {
             request.authentication = .none
             return try AuthToken(oauthResponse: try await session.send(request))
         }
+    }
+
+    /// An authenticator that obtains its tokens with the client-credentials grant
+    /// (``postClientCredentials(to:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``,
+    /// whose parameters these are) and binds each token it stores to this client.
+    ///
+    /// ```swift
+    /// $0.authenticator = Authenticator.clientCredentials(
+    ///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!, profile: "reports-service"),
+    ///     endpoint: "oauth/token", clientID: clientID, clientSecret: clientSecret, scope: "reports:read")
+    /// ```
+    ///
+    /// A token is stored with its ``AuthToken/binding``, a hash of the endpoint, the client's
+    /// identifier, the scope, how the client authenticates, the encoding and the additional
+    /// fields (never the secret). A stored token with another binding (obtained for another
+    /// client or scope under the same store and profile, as after a configuration change) or
+    /// with none (a person's sign-in) is not sent: a token is obtained for this client in its
+    /// place, and replaces it in the store. Changing only the secret keeps the stored token.
+    /// Set ``refresh`` afterwards for a server whose client tokens come with a refresh token.
+    public static func clientCredentials(
+        store: any TokenStore, endpoint: String, clientID: String, clientSecret: String, scope: String? = nil,
+        clientAuthentication: ClientAuthentication = .basic, encoding: ParameterEncoding = .form,
+        additionalParameters: Parameters = [:]
+    ) -> Authenticator {
+        let binding = clientBinding(
+            endpoint: endpoint, clientID: clientID, scope: scope, clientAuthentication: clientAuthentication,
+            encoding: encoding, additionalParameters: additionalParameters)
+        let obtain = postClientCredentials(
+            to: endpoint, clientID: clientID, clientSecret: clientSecret, scope: scope,
+            clientAuthentication: clientAuthentication, encoding: encoding, additionalParameters: additionalParameters)
+        return Authenticator(
+            store: BoundTokenStore(base: store, binding: binding),
+            obtain: { session in
+                var token = try await obtain(session)
+                token.binding = binding
+                return token
+            })
+    }
+
+    /// `cc1:` and the hex BLAKE2b-256 of the client's parameters, each length-prefixed so that
+    /// no two lists of them hash alike. Not a secret: the client's secret is not in it.
+    static func clientBinding(
+        endpoint: String, clientID: String, scope: String?, clientAuthentication: ClientAuthentication,
+        encoding: ParameterEncoding, additionalParameters: Parameters
+    ) -> String {
+        var parts = [
+            endpoint, clientID, scope.map { "scope " + $0 } ?? "no scope", "\(clientAuthentication)", "\(encoding)",
+        ]
+        for item in additionalParameters.items { parts += [item.name, "\(item.value)"] }
+        return "cc1:" + PartialDownload.hash(parts.map { "\($0.utf8.count):\($0)" }.joined())
     }
 
     /// The fields ``postClientCredentials(to:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``

@@ -37,10 +37,9 @@
 /// token without a refresh token is replaced by a new one where a refresh would happen:
 ///
 /// ```swift
-/// $0.authenticator = Authenticator(
+/// $0.authenticator = Authenticator.clientCredentials(
 ///     store: KeychainTokenStore(origin: URL(string: "https://api.example.com")!, profile: "reports-service"),
-///     obtain: Authenticator.postClientCredentials(
-///         to: "oauth/token", clientID: clientID, clientSecret: clientSecret, scope: "reports:read"))
+///     endpoint: "oauth/token", clientID: clientID, clientSecret: clientSecret, scope: "reports:read")
 /// let reports = try await session.get("reports")   // a token is obtained, stored and sent
 /// ```
 public struct Authenticator: Sendable {

@@ -631,13 +631,20 @@ struct CLITests {
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.text.contains("client:demo-client") && first.text.contains("reports:read"), "\(first.text)")
         #expect(server.stats.hits("/api/token") == before + 1)
-        // The next process sends the kept token, with or without the options.
-        let second = try await CLI.run(["api/whoami"] + client + common, environment: secret)
+        // The next process sends the kept token: with the same client options, or with none.
+        let second = try await CLI.run(
+            ["api/whoami", "--scope", "reports:read"] + client + common, environment: secret)
         #expect(second.status == 0, "\(second.stderr)")
         let third = try await CLI.run(["api/whoami"] + common)
         #expect(third.status == 0, "\(third.stderr)")
         #expect(third.text.contains("client:demo-client"))
         #expect(server.stats.hits("/api/token") == before + 1)
+        // Another scope: the kept token was obtained for reports:read, so one is obtained for it.
+        let rescoped = try await CLI.run(
+            ["api/whoami", "--scope", "reports:write"] + client + common, environment: secret)
+        #expect(rescoped.status == 0, "\(rescoped.stderr)")
+        #expect(rescoped.text.contains("reports:write"), "\(rescoped.text)")
+        #expect(server.stats.hits("/api/token") == before + 2)
         let store = KeychainTokenStore(
             origin: server.baseURL,
             store: try KeychainStore(
@@ -658,7 +665,7 @@ struct CLITests {
         #expect(wrong.status == 1)
         #expect(wrong.stderr.contains("invalid_client"), "\(wrong.stderr)")
         #expect(!wrong.stderr.contains("wrong-secret-0123456789") && !wrong.text.contains("wrong-secret-0123456789"))
-        #expect(server.stats.hits("/api/token") == before + 2)
+        #expect(server.stats.hits("/api/token") == before + 3)
     }
 
     @Test("auth login, show, a later process using the kept token, refresh, logout; no plaintext token on disk")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import WattleDemoServer
+import WattleKeychain
 
 @testable import Wattle
 
@@ -356,6 +357,75 @@ struct ClientCredentialsTests {
         await expectWattleError({ _ = try await request.value }) { isAuthenticationFailed($0, saying: "signed out") }
         #expect(server.stats.hits("/api/whoami") == 0)
         #expect(try await store.load() == nil)
+        try await server.stop()
+    }
+
+    @Test(
+        "Authenticator.clientCredentials binds the stored token to the client: another scope's or client's token, or a person's, is not sent; one is obtained in its place"
+    )
+    func storedTokenBoundToTheClient() async throws {
+        let server = try await DemoServer.start()
+        let store = InMemoryTokenStore()
+        func session(scope: String?, secret: String = "demo-client-secret") -> Session {
+            makeSession(server) {
+                $0.authenticator = Authenticator.clientCredentials(
+                    store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: secret, scope: scope)
+            }
+        }
+        func whoami(_ session: Session) async throws -> [String: String] {
+            try await session.get("api/whoami").decode([String: String].self)
+        }
+        #expect(try await whoami(session(scope: "reports:read"))["scope"] == "reports:read")
+        #expect(server.stats.hits("/api/token") == 1)
+        let first = try #require(try await store.load())
+        #expect(first.binding?.hasPrefix("cc1:") == true)
+
+        // The same client and scope in a later session (a later run) takes the stored token up,
+        // also with a changed secret (the token is the client's, whatever its secret).
+        #expect(try await whoami(session(scope: "reports:read"))["scope"] == "reports:read")
+        #expect(try await whoami(session(scope: "reports:read", secret: "rotated"))["scope"] == "reports:read")
+        #expect(server.stats.hits("/api/token") == 1)
+
+        // Another scope: the stored token is not sent; one is obtained and replaces it.
+        #expect(try await whoami(session(scope: "reports:write"))["scope"] == "reports:write")
+        #expect(server.stats.hits("/api/token") == 2)
+        let second = try #require(try await store.load())
+        #expect(second.accessToken != first.accessToken && second.binding != first.binding)
+        #expect(second.binding?.hasPrefix("cc1:") == true)
+
+        // A person's token kept in the same store is not sent for the client either.
+        let issued = server.api.issueTokens()
+        try await store.save(AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        #expect(try await whoami(session(scope: nil))["user"] == "client:demo-client")
+        #expect(server.stats.hits("/api/token") == 3)
+        #expect(try await store.load()?.accessToken != issued.access)
+
+        // The plain obtain closure sends whatever is stored, as documented.
+        try await store.save(AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        #expect(try await whoami(clientSession(server, store: store))["user"] == "demo")
+        #expect(server.stats.hits("/api/token") == 3)
+        try await server.stop()
+    }
+
+    @Test("a bound token round-trips through a keychain token store, binding and all")
+    func boundTokenInAKeychain() async throws {
+        let server = try await DemoServer.start()
+        let keychain = KeychainStore.inMemory()
+        let store = KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain)
+        let first = makeSession(server) {
+            $0.authenticator = Authenticator.clientCredentials(
+                store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
+        }
+        #expect(try await first.get("api/whoami").statusCode == 200)
+        let kept = try #require(try await store.load())
+        #expect(kept.binding?.hasPrefix("cc1:") == true)
+        let later = makeSession(server) {
+            $0.authenticator = Authenticator.clientCredentials(
+                store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain),
+                endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
+        }
+        #expect(try await later.get("api/whoami").statusCode == 200)
+        #expect(server.stats.hits("/api/token") == 1)
         try await server.stop()
     }
 }

@@ -177,11 +177,10 @@ func serviceSession(clientID: String, clientSecret: String) -> Session {
     let api = URL(string: "https://api.example.com/v1/")!
     return Session(configuration: Configuration {
         $0.baseURL = api
-        $0.authenticator = Authenticator(
+        $0.authenticator = Authenticator.clientCredentials(
             store: KeychainTokenStore(origin: api, profile: "reports-service"),  // apart from people's tokens
-            obtain: Authenticator.postClientCredentials(
-                to: "https://auth.example.com/oauth/token", clientID: clientID, clientSecret: clientSecret,
-                scope: "reports:read"))
+            endpoint: "https://auth.example.com/oauth/token", clientID: clientID, clientSecret: clientSecret,
+            scope: "reports:read")
     })
 }
 

@@ -25,12 +25,15 @@ import WattleKeychain
             Double.random(in: -1e10...1e10, using: &generator),
             Double(Int.random(in: 0...2_000_000_000, using: &generator)),
         ]
-        return AuthToken(
+        var token = AuthToken(
             accessToken: string(&generator, awkwardness: awkwardness),
             refreshToken: Bool.random(using: &generator) ? string(&generator, awkwardness: awkwardness) : nil,
             expiresAt: Bool.random(using: &generator)
                 ? Date(timeIntervalSinceReferenceDate: seconds.randomElement(using: &generator)!) : nil,
             tokenType: Bool.random(using: &generator) ? "Bearer" : string(&generator, awkwardness: awkwardness))
+        // A client's binding on some (as `Authenticator.clientCredentials` stores them).
+        if Bool.random(using: &generator) { token.binding = string(&generator, awkwardness: awkwardness) }
+        return token
     }
 
     /// The bytes `save` stores for `token`.

@@ -9,8 +9,8 @@ import Foundation
 ///
 /// The first `JSONDecoder` decode in a process looks up conformances and builds type metadata:
 /// ~0.15 ms of a ~10 ms one-shot `wattle GET` with a stored token. Only that exact form is read
-/// here: an object of the four keys in order, strings without escapes, the expiry as a JSON
-/// number. Anything else (an escape, white space, another key, a token written by something
+/// here: an object of the five keys in order (`binding`, `expiresAt` and `refreshToken` may be
+/// missing), strings without escapes, the expiry as a JSON number. Anything else (an escape, white space, another key, a token written by something
 /// else) gives nil and is left to `JSONDecoder`, so both read every stored token the same way.
 enum StoredTokenReader {
     static func token(from data: Data) -> AuthToken? {
@@ -29,17 +29,18 @@ enum StoredTokenReader {
         mutating func token() -> AuthToken? {
             guard take(UInt8(ascii: "{")) else { return nil }
             var access: String?
+            var binding: String?
             var expiry: Date?
             var refresh: String?
             var type: String?
             // The keys in JSONEncoder's sorted order, each at most once.
-            let keys = ["accessToken", "expiresAt", "refreshToken", "tokenType"]
+            let keys = ["accessToken", "binding", "expiresAt", "refreshToken", "tokenType"]
             var next = 0
             repeat {
                 guard let key = string(), let position = keys[next...].firstIndex(of: key), take(UInt8(ascii: ":"))
                 else { return nil }
                 next = position + 1
-                if position == 1 {
+                if position == 2 {
                     guard let seconds = number() else { return nil }
                     expiry = Date(timeIntervalSinceReferenceDate: seconds)
                     continue
@@ -47,12 +48,15 @@ enum StoredTokenReader {
                 guard let value = string() else { return nil }
                 switch position {
                 case 0: access = value
-                case 2: refresh = value
+                case 1: binding = value
+                case 3: refresh = value
                 default: type = value
                 }
             } while next < keys.count && take(UInt8(ascii: ","))
             guard take(UInt8(ascii: "}")), index == bytes.count, let access, let type else { return nil }
-            return AuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiry, tokenType: type)
+            var token = AuthToken(accessToken: access, refreshToken: refresh, expiresAt: expiry, tokenType: type)
+            token.binding = binding
+            return token
         }
 
         mutating func take(_ byte: UInt8) -> Bool {
