@@ -190,7 +190,10 @@ struct AuthCommand: AsyncParsableCommand {
                 // A keychain that does not exist holds no token: none is made to say so (a
                 // mistyped --keychain would leave an empty keychain and its key file behind).
                 let configuration = try settings.configuration(origin: origin, createKeychain: false)
-                guard let token = try await configuration.authenticator?.store.load() else {
+                // What is kept, whoever it is for (with --token-path, the client's view of the
+                // store shows only a token bound to that client).
+                let store = ConnectionSettings.keychainTokenStore(of: configuration)
+                guard let token = try store?.loadNow() else {
                     printError(
                         "no token kept for \(origin.absoluteString) (profile \(connection.profile))"
                             + (settings.keychainFileExists ? "" : ": there is no keychain at \(settings.keychainPath)"))
@@ -200,6 +203,7 @@ struct AuthCommand: AsyncParsableCommand {
                 print("profile: \(connection.profile)")
                 print("token:   \(token.tokenType) \(token.redactedAccessToken)")
                 print("refresh: \(token.refreshToken.map { AuthToken.redact($0) } ?? "none")")
+                if token.binding != nil { print("for:     a client (obtained with --token-path)") }
                 if let expiresAt = token.expiresAt {
                     let seconds = AuthCommand.wholeSeconds(expiresAt.timeIntervalSinceNow)
                     print("expires: \(seconds >= 0 ? "in \(seconds) s" : "\(-seconds) s ago")")

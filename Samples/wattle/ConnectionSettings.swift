@@ -189,8 +189,15 @@ struct ConnectionSettings: Equatable, Sendable {
     /// opened once.
     func cookieJar(named name: String, origin: URL, configuration: Configuration) throws -> KeychainCookieJar {
         guard !name.isEmpty else { throw CLIError.usage("--session needs a name") }
-        let store = try (configuration.authenticator?.store as? KeychainTokenStore)?.keychain.store ?? keychainStore()
+        let store = try Self.keychainTokenStore(of: configuration)?.keychain.store ?? keychainStore()
         return KeychainCookieJar(name: "\(origin.absoluteString)#\(name)", store: store)
+    }
+
+    /// The keychain token store of `configuration`'s authenticator, bound to a client
+    /// (`--token-path`) or not.
+    static func keychainTokenStore(of configuration: Configuration) -> KeychainTokenStore? {
+        let store = configuration.authenticator?.store
+        return (store as? KeychainTokenStore) ?? ((store as? BoundTokenStore)?.base as? KeychainTokenStore)
     }
 
     /// The origin a URL or endpoint belongs to, given the base URL.

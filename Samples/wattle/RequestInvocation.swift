@@ -236,14 +236,19 @@ struct RequestInvocation: Equatable, Sendable {
     /// A request with its own `Authorization` header, or credentials in its URL, sends no
     /// stored token, so none is read.
     private static func session(_ configuration: Configuration, for request: Request) -> Session {
-        guard let store = configuration.authenticator?.store as? KeychainTokenStore,
+        guard let store = ConnectionSettings.keychainTokenStore(of: configuration),
             !request.headers.contains("Authorization"),
             !UserInfo.isPresent(in: request.endpoint)
         else {
             return Session(configuration: configuration)
         }
         do {
-            return Session(configuration: configuration, storedToken: try store.loadNow())
+            var token = try store.loadNow()
+            // A client's session (`--token-path`) takes up only a token bound to that client.
+            if let bound = configuration.authenticator?.store as? BoundTokenStore, token?.binding != bound.binding {
+                token = nil
+            }
+            return Session(configuration: configuration, storedToken: token)
         } catch {
             return Session(configuration: configuration)
         }

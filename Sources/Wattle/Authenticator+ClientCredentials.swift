@@ -120,7 +120,13 @@ extension Authenticator {
     /// client or scope under the same store and profile, as after a configuration change) or
     /// with none (a person's sign-in) is not sent: a token is obtained for this client in its
     /// place, and replaces it in the store. Changing only the secret keeps the stored token.
-    /// Set ``refresh`` afterwards for a server whose client tokens come with a refresh token.
+    /// Set ``refresh`` afterwards for a server whose client tokens come with a refresh token (a
+    /// refresh made with ``AuthToken/init(oauthResponse:previous:)`` keeps the binding; another
+    /// refresh's token is used by this session but obtained anew by the next). A token signed in
+    /// with on such a session is sent by it, and not taken up by later ones; a sign-out removes
+    /// only this client's token. The endpoint is bound as written: the store is keyed by the
+    /// API's origin, so two base URLs under one origin (tenants at `https://h/a/` and
+    /// `https://h/b/`) with a relative endpoint need a profile each.
     public static func clientCredentials(
         store: any TokenStore, endpoint: String, clientID: String, clientSecret: String, scope: String? = nil,
         clientAuthentication: ClientAuthentication = .basic, encoding: ParameterEncoding = .form,
@@ -142,7 +148,9 @@ extension Authenticator {
     }
 
     /// `cc1:` and the hex BLAKE2b-256 of the client's parameters, each length-prefixed so that
-    /// no two lists of them hash alike. Not a secret: the client's secret is not in it.
+    /// no two lists of them hash alike. Not a secret: the client's secret is not in it, nor the
+    /// value of an additional field whose name says it holds a credential (`client_assertion`,
+    /// `api_key`: only its name), which may also change from one call to the next.
     static func clientBinding(
         endpoint: String, clientID: String, scope: String?, clientAuthentication: ClientAuthentication,
         encoding: ParameterEncoding, additionalParameters: Parameters
@@ -150,8 +158,40 @@ extension Authenticator {
         var parts = [
             endpoint, clientID, scope.map { "scope " + $0 } ?? "no scope", "\(clientAuthentication)", "\(encoding)",
         ]
-        for item in additionalParameters.items { parts += [item.name, "\(item.value)"] }
+        for item in additionalParameters.items {
+            parts += [item.name, Redaction.isSensitiveName(item.name) ? "credential" : canonical(item.value)]
+        }
         return "cc1:" + PartialDownload.hash(parts.map { "\($0.utf8.count):\($0)" }.joined())
+    }
+
+    /// A field's value as the same text in every process, its type told: a dictionary's keys
+    /// sorted (its order is the process's hashing seed's), nested values length-prefixed.
+    private static func canonical(_ value: any Sendable) -> String {
+        func prefixed(_ text: String) -> String { "\(text.utf8.count):\(text)" }
+        switch value {
+        case let string as String: return "s" + prefixed(string)
+        case let json as JSONValue:
+            switch json {
+            case .null: return "n"
+            case .bool(let flag): return "b\(flag)"
+            case .integer(let number): return "i\(number)"
+            case .number(let number): return "d\(number)"
+            case .string(let string): return "s" + prefixed(string)
+            case .array(let elements): return "[" + elements.map(canonical).joined() + "]"
+            case .object(let members):
+                return "{" + members.sorted { $0.key < $1.key }.map { prefixed($0.key) + canonical($0.value) }.joined()
+                    + "}"
+            }
+        case let dictionary as [String: any Sendable]:
+            return "{" + dictionary.sorted { $0.key < $1.key }.map { prefixed($0.key) + canonical($0.value) }.joined()
+                + "}"
+        case let array as [any Sendable]: return "[" + array.map(canonical).joined() + "]"
+        case let parameters as Parameters:
+            return "(" + parameters.items.map { prefixed($0.name) + canonical($0.value) }.joined() + ")"
+        default:
+            if Parameters.isNil(value) { return "n" }
+            return prefixed("\(type(of: value))") + prefixed(Parameters.scalarString(value) ?? "\(value)")
+        }
     }
 
     /// The fields ``postClientCredentials(to:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``

@@ -428,4 +428,58 @@ struct ClientCredentialsTests {
         #expect(server.stats.hits("/api/token") == 1)
         try await server.stop()
     }
+
+    @Test(
+        "on a bound session, a sign-in is sent by that session only and a sign-out removes only the client's token"
+    )
+    func boundSessionSignInAndSignOut() async throws {
+        let server = try await DemoServer.start()
+        let store = InMemoryTokenStore()
+        func session() -> Session {
+            makeSession(server) {
+                $0.authenticator = Authenticator.clientCredentials(
+                    store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
+            }
+        }
+        let issued = server.api.issueTokens()
+        let person = session()
+        try await person.signIn(with: AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        #expect(try await person.get("api/whoami").decode([String: String].self)["user"] == "demo")
+        #expect(try await store.load()?.binding == nil, "kept as the person's, not stamped as the client's")
+        // A later session does not take the person's token up as the client's, and its
+        // sign-out leaves it: the client had no token to forget.
+        let later = session()
+        #expect(try await later.isSignedIn == false)
+        try await later.signOut()
+        #expect(try await store.load()?.accessToken == issued.access)
+        #expect(try await later.get("api/whoami").decode([String: String].self)["user"] == "client:demo-client")
+        // Now the client's token is kept; its sign-out removes it.
+        #expect(try await store.load()?.binding != nil)
+        try await later.signOut()
+        #expect(try await store.load() == nil)
+        try await server.stop()
+    }
+
+    @Test(
+        "the binding is the same for the same fields however a dictionary was built, and leaves credential values out")
+    func bindingIsCanonical() {
+        func binding(_ fields: Parameters) -> String {
+            Authenticator.clientBinding(
+                endpoint: "oauth/token", clientID: "c", scope: nil, clientAuthentication: .basic, encoding: .json,
+                additionalParameters: fields)
+        }
+        var roomy = [String: any Sendable](minimumCapacity: 256)
+        var tight: [String: any Sendable] = [:]
+        let keys = (0..<40).map { "key\($0)" }
+        for key in keys { roomy[key] = key }
+        for key in keys.reversed() { tight[key] = key }
+        #expect(binding(["details": roomy]) == binding(["details": tight]))
+        #expect(binding(["audience": "https://a.example/"]) != binding(["audience": "https://b.example/"]))
+        #expect(binding(["n": 1]) != binding(["n": "1"]))
+        // A credential-looking field's value is not in it (a client assertion changes each time).
+        #expect(binding(["client_assertion": "jwt-one"]) == binding(["client_assertion": "jwt-two"]))
+        #expect(binding(["client_assertion": "jwt-one"]) != binding([:]))
+        let secretFree = binding(["api_key": "k-s3cr3t"])
+        #expect(!secretFree.contains("s3cr3t") && secretFree.hasPrefix("cc1:"))
+    }
 }

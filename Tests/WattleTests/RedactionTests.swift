@@ -165,7 +165,7 @@ struct RedactionTests {
             "https://h.example/blob?sv=2020&sig=s3cr3t-value",
             "https://h.example/x?client_credential=s3cr3t-value|y",
             "login?user=ada&pwd=s3cr3t-value", "login?user=ada&Pass=s3cr3t-value", "unlock?passphrase=s3cr3t-value",
-            "verify?otp=s3cr3t-value", "card?PIN=s3cr3t-value",
+            "verify?otp=s3cr3t-value", "card?PIN=s3cr3t-value", "token?client_assertion=s3cr3t-value",
             // Pairs a server may split at ";", which the query parser reads as one value.
             "https://h.example/x?a=1;token=s3cr3t-value", "https://h.example/x?a=1;b=2;Api_Key=s3cr3t-value&c=3",
             // User-info written without a scheme, which the parser reads as scheme "alice".

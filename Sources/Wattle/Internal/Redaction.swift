@@ -35,7 +35,7 @@ package enum Redaction {
         if ["sig", "jwt", "sas", "pass", "pwd", "pin", "otp", "totp", "cvv", "cvc"].contains(lower) { return true }
         return [
             "token", "password", "passwd", "passphrase", "pass_phrase", "secret", "key", "signature", "auth",
-            "session", "code", "credential",
+            "session", "code", "credential", "assertion",
         ]
         .contains { lower.contains($0) }
     }
