@@ -26,6 +26,17 @@ private func clientSession(
     }
 }
 
+/// A session whose authenticator is ``Authenticator/clientCredentials(store:endpoint:clientID:clientSecret:scope:clientAuthentication:encoding:additionalParameters:)``
+/// for the demo API's `/api/token`: its stored tokens bound to the client.
+private func boundClientSession(
+    _ server: DemoServer, store: any TokenStore, scope: String? = nil, clientSecret: String = "demo-client-secret"
+) -> Session {
+    makeSession(server) {
+        $0.authenticator = Authenticator.clientCredentials(
+            store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: clientSecret, scope: scope)
+    }
+}
+
 /// `GET /api/whoami` from `count` concurrent requests: each one's user, or its error.
 private func concurrentWhoami(_ session: Session, count: Int) async -> [Result<String, WattleError>] {
     await withTaskGroup(of: Result<String, WattleError>.self) { group in
@@ -367,10 +378,7 @@ struct ClientCredentialsTests {
         let server = try await DemoServer.start()
         let store = InMemoryTokenStore()
         func session(scope: String?, secret: String = "demo-client-secret") -> Session {
-            makeSession(server) {
-                $0.authenticator = Authenticator.clientCredentials(
-                    store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: secret, scope: scope)
-            }
+            boundClientSession(server, store: store, scope: scope, clientSecret: secret)
         }
         func whoami(_ session: Session) async throws -> [String: String] {
             try await session.get("api/whoami").decode([String: String].self)
@@ -412,18 +420,12 @@ struct ClientCredentialsTests {
         let server = try await DemoServer.start()
         let keychain = KeychainStore.inMemory()
         let store = KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain)
-        let first = makeSession(server) {
-            $0.authenticator = Authenticator.clientCredentials(
-                store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
-        }
+        let first = boundClientSession(server, store: store)
         #expect(try await first.get("api/whoami").statusCode == 200)
         let kept = try #require(try await store.load())
         #expect(kept.binding?.hasPrefix("cc1:") == true)
-        let later = makeSession(server) {
-            $0.authenticator = Authenticator.clientCredentials(
-                store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain),
-                endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
-        }
+        let later = boundClientSession(
+            server, store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain))
         #expect(try await later.get("api/whoami").statusCode == 200)
         #expect(server.stats.hits("/api/token") == 1)
         try await server.stop()
@@ -435,20 +437,14 @@ struct ClientCredentialsTests {
     func boundSessionSignInAndSignOut() async throws {
         let server = try await DemoServer.start()
         let store = InMemoryTokenStore()
-        func session() -> Session {
-            makeSession(server) {
-                $0.authenticator = Authenticator.clientCredentials(
-                    store: store, endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")
-            }
-        }
         let issued = server.api.issueTokens()
-        let person = session()
+        let person = boundClientSession(server, store: store)
         try await person.signIn(with: AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
         #expect(try await person.get("api/whoami").decode([String: String].self)["user"] == "demo")
         #expect(try await store.load()?.binding == nil, "kept as the person's, not stamped as the client's")
         // A later session does not take the person's token up as the client's, and its
         // sign-out leaves it: the client had no token to forget.
-        let later = session()
+        let later = boundClientSession(server, store: store)
         #expect(try await later.isSignedIn == false)
         try await later.signOut()
         #expect(try await store.load()?.accessToken == issued.access)

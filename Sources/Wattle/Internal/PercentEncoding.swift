@@ -30,13 +30,7 @@ enum PercentEncoding {
         // reference (a redirect's `Location: //host/x`), with "//"; a "://" later on, in a
         // query such as "/a?next=https://x/", starts none. An absolute URL without a path
         // ("http://h?q=[") has its query right after the authority.
-        var pathStart = 0
-        if let authorityStart = authorityStart(input) {
-            pathStart =
-                input[authorityStart...].firstIndex {
-                    $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
-                } ?? input.count
-        }
+        let pathStart = authority(input)?.upperBound ?? 0
         var bytes: [UInt8] = []
         bytes.reserveCapacity(input.count)
         for (index, byte) in input.enumerated() {
@@ -57,11 +51,22 @@ enum PercentEncoding {
 
     /// Where the authority starts: after a leading `scheme://` (ALPHA *( ALPHA / DIGIT / "+" /
     /// "-" / "." ), RFC 3986 section 3.1) or a leading `//`; nil when the string has none.
-    static func authorityStart(_ input: [UInt8]) -> Int? {
-        if input.starts(with: "//".utf8) { return 2 }
+    static func authorityStart<Bytes: Collection<UInt8>>(_ input: Bytes) -> Bytes.Index? {
+        if input.starts(with: "//".utf8) { return input.index(input.startIndex, offsetBy: 2) }
         guard let first = input.first, isASCIILetter(first) else { return nil }
-        let end = input.dropFirst().firstIndex { !isSchemeByte($0) } ?? input.count
-        return input[end...].starts(with: "://".utf8) ? end + 3 : nil
+        let end = input.dropFirst().firstIndex { !isSchemeByte($0) } ?? input.endIndex
+        return input[end...].starts(with: "://".utf8) ? input.index(end, offsetBy: 3) : nil
+    }
+
+    /// The authority (RFC 3986 section 3.2): from ``authorityStart(_:)`` to the first `/`, `?`
+    /// or `#` after it; nil when the string has none.
+    static func authority<Bytes: Collection<UInt8>>(_ input: Bytes) -> Range<Bytes.Index>? {
+        guard let start = authorityStart(input) else { return nil }
+        let end =
+            input[start...].firstIndex {
+                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
+            } ?? input.endIndex
+        return start..<end
     }
 
     static func isASCIILetter(_ byte: UInt8) -> Bool {

@@ -9,21 +9,11 @@ package enum UserInfo {
         return url.utf8[authority].contains(UInt8(ascii: "@"))
     }
 
-    /// The authority of `url`: after a valid scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`)
-    /// and `://`, up to the first `/`, `?` or `#`; nil when the text does not start so (a
+    /// The authority of `url` (``PercentEncoding/authority(_:)``) when it starts with a
+    /// `scheme://`; nil otherwise (a `//host` reference is a path to a session's endpoints, and a
     /// `://` later on, in a query's `redirect_uri=https://…`, starts no authority).
     static func authority(in url: String) -> Range<String.Index>? {
-        let bytes = url.utf8
-        var index = bytes.startIndex
-        guard let first = bytes.first, PercentEncoding.isASCIILetter(first) else { return nil }
-        while index < bytes.endIndex, PercentEncoding.isSchemeByte(bytes[index]) { index = bytes.index(after: index) }
-        let slashes = bytes[index...].prefix(3)
-        guard slashes.elementsEqual("://".utf8) else { return nil }
-        let start = bytes.index(index, offsetBy: 3)
-        let end =
-            bytes[start...].firstIndex {
-                $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#")
-            } ?? bytes.endIndex
-        return start..<end
+        guard url.utf8.first != UInt8(ascii: "/") else { return nil }
+        return PercentEncoding.authority(url.utf8)
     }
 }
