@@ -114,7 +114,7 @@ enum RequestBodyItems {
 
     private static func json(_ fields: [(String, Field)]) -> RequestBody {
         // File uploads are refused without --form, above.
-        let members = fields.compactMap { name, field -> String? in
+        let members = lastOfEachName(fields).compactMap { name, field -> String? in
             switch field {
             case .string(let text): "\(RequestInvocation.jsonString(name)):\(RequestInvocation.jsonString(text))"
             case .json(let text): "\(RequestInvocation.jsonString(name)):\(text)"
@@ -122,6 +122,24 @@ enum RequestBodyItems {
             }
         }
         return .data(Data(("{" + members.joined(separator: ",") + "}").utf8), contentType: "application/json")
+    }
+
+    /// The fields with one per name, as in httpie: a repeated name's last value, in the place
+    /// of its first (`a=1 b=2 a=3` is `{"a":"3","b":"2"}`). A JSON object with a name twice
+    /// is one its readers disagree on (RFC 8259, section 4: some keep the first, some the last).
+    /// Names compare by their UTF-8 bytes, as JSON's do, not by `String`'s canonical equivalence.
+    static func lastOfEachName<Value>(_ fields: [(String, Value)]) -> [(String, Value)] {
+        var kept: [(String, Value)] = []
+        var position: [[UInt8]: Int] = [:]
+        for (name, value) in fields {
+            if let index = position[Array(name.utf8)] {
+                kept[index].1 = value
+            } else {
+                position[Array(name.utf8)] = kept.count
+                kept.append((name, value))
+            }
+        }
+        return kept
     }
 
     private static func urlEncoded(_ fields: [(String, Field)]) -> RequestBody {

@@ -78,6 +78,26 @@ struct CLIBodyTests {
         #expect(typedEcho.body == files.text)
     }
 
+    @Test("a repeated JSON field name is sent once, its last value in its first place (httpie); a form keeps each")
+    func repeatedFieldNames() async throws {
+        let server = try await Servers.plain.value
+        let url = server.url("echo").absoluteString
+
+        let json = try await CLI.run([url, "a=1", "b=2", "a:=3", "c:=[1]", "c=x"])
+        #expect(json.status == 0, "\(json.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: json.stdout).body == #"{"a":3,"b":"2","c":"x"}"#)
+
+        // Names that are canonically equivalent but different bytes are different JSON names.
+        let composed = try await CLI.run([url, "\u{E9}=1", "e\u{301}=2"])
+        #expect(composed.status == 0, "\(composed.stderr)")
+        #expect(
+            try JSONDecoder().decode(Echo.self, from: composed.stdout).body == "{\"\u{E9}\":\"1\",\"e\u{301}\":\"2\"}")
+
+        let form = try await CLI.run(["--form", url, "a=1", "a=2", "b=3"])
+        #expect(form.status == 0, "\(form.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: form.stdout).body == "a=1&a=2&b=3")
+    }
+
     @Test("a file that cannot be used fails before anything is sent: exit 1, one line naming it")
     func unusableFiles() async throws {
         let server = try await Servers.plain.value

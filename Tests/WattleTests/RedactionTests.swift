@@ -192,6 +192,10 @@ struct RedactionTests {
         for endpoint in [
             "alice:s3cr3t-value@127.0.0.1:\(server.port)/cb?redirect_uri=https://app.example/",
             "alice:s3cr3t-value@127.0.0.1:\(server.port)/x/https://y.example/",
+            // A digit after the colon rules out a scheme: without the check this was a path
+            // under the base URL, sent with the password in it to the base URL's server.
+            "alice:1234s3cr3t-value@127.0.0.1:\(server.port)/echo",
+            "alice:1234s3cr3t-value@127.0.0.1",
         ] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
                 guard case .invalidURL = $0 else { return false }

@@ -27,12 +27,7 @@ enum EndpointResolver {
                 if trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/") {
                     hint = ""
                 } else if Redaction.withoutUserInfo(beforeQuery) != beforeQuery {
-                    // `user:password@host/path`: credentials before a host, the scheme left out.
-                    // (Neither the "scheme" nor the rest is named: they are the credentials.)
-                    throw .invalidURL(
-                        trimmed,
-                        reason:
-                            "it reads as credentials before a host with no scheme; write https:// (or http://) first")
+                    throw Self.credentialsWithoutScheme(trimmed)
                 } else {
                     hint =
                         "; for a path holding a colon, begin it with a slash (\"/\(Redaction.escaped(beforeQuery))\" extends the base URL)"
@@ -42,6 +37,9 @@ enum EndpointResolver {
             }
             absolute = trimmed
         } else {
+            // `alice:1234@host/me`: a digit after the colon rules out a scheme, so it would be
+            // a path under the base URL, sending the password to the base URL's server.
+            if UserInfo.endOfSchemelessCredentials(in: trimmed) != nil { throw Self.credentialsWithoutScheme(trimmed) }
             guard let baseURL else {
                 throw .invalidURL(
                     trimmed,
@@ -97,6 +95,15 @@ enum EndpointResolver {
             url,
             TransportRequest.Target(string: url.absoluteString, isHTTPS: scheme == "https", host: host, port: url.port)
         )
+    }
+
+    /// `user:password@host/path`: credentials before a host, the scheme left out. Neither the
+    /// "scheme" nor the rest is named in the reason: they are the credentials (and the URL in the
+    /// error's description is redacted).
+    private static func credentialsWithoutScheme(_ endpoint: String) -> WattleError {
+        .invalidURL(
+            endpoint,
+            reason: "it reads as credentials before a host with no scheme; write https:// (or http://) first")
     }
 
     /// The string without leading and trailing spaces and tabs (on bytes: Foundation's

@@ -148,9 +148,8 @@ package enum Redaction {
         }
         // No scheme: only `user:password@host…`, the form the parser misreads as scheme `user`
         // (`@types/node` and `alice@example.com` are paths, left as they are).
-        let head = string.prefix { !"/?#".contains($0) }
-        guard head.first != "@", let at = head.lastIndex(of: "@"), head[..<at].contains(":") else { return string }
-        return String(string[string.index(after: at)...])
+        guard let end = UserInfo.endOfSchemelessCredentials(in: string) else { return string }
+        return String(string[end...])
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

@@ -16,4 +16,25 @@ package enum UserInfo {
         guard url.utf8.first != UInt8(ascii: "/") else { return nil }
         return PercentEncoding.authority(url.utf8)
     }
+
+    /// Where the credentials of a `user:password@host…` written without a scheme
+    /// (`alice:s3cret@host/me`) end: the index after the last `@` before the first `/`, `?` or
+    /// `#`, when a `:` comes before that `@`. Nil for anything else: `@types/node` and
+    /// `alice@example.com` (no colon) are paths, and so is `/a:b@c` (a leading slash).
+    static func endOfSchemelessCredentials(in string: String) -> String.Index? {
+        let bytes = string.utf8
+        guard let first = bytes.first, first != UInt8(ascii: "@"), first != UInt8(ascii: "/") else { return nil }
+        var sawColon = false
+        var end: String.Index?
+        var index = bytes.startIndex
+        while index < bytes.endIndex {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+            if byte == UInt8(ascii: ":") { sawColon = true }
+            let next = bytes.index(after: index)
+            if byte == UInt8(ascii: "@") { end = sawColon ? next : nil }
+            index = next
+        }
+        return end
+    }
 }
