@@ -7,8 +7,8 @@
 /// ```
 ///
 /// Names and values are checked when a request is sent: a name that is not an RFC 9110 token,
-/// or a name or value containing CR, LF or NUL, is refused with ``WattleError/invalidHeader(name:reason:)``
-/// and never sent.
+/// or a value containing a control character (CR, LF, NUL or any other but HTAB, and DEL), is
+/// refused with ``WattleError/invalidHeader(name:reason:)`` and never sent.
 public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, CustomStringConvertible {
     /// One header field.
     public struct Field: Sendable, Hashable {
@@ -87,6 +87,19 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         return result
     }
 
+    /// Removes `Content-Length` and `Transfer-Encoding`: how a body is framed is the body's to
+    /// say (libcurl sends what it has whatever a `Content-Length` claims, so one that disagrees
+    /// left the rest of the body to be read as the next request on a kept-alive connection, and
+    /// one on a GET left the server waiting for a body). AsyncHTTPClient does the same.
+    mutating func removeFraming() {
+        guard fields.contains(where: { Self.isFraming($0.name) }) else { return }
+        fields.removeAll { Self.isFraming($0.name) }
+    }
+
+    private static func isFraming(_ name: String) -> Bool {
+        name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")
+    }
+
     /// The number of fields.
     public var count: Int { fields.count }
 
@@ -145,11 +158,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
                     "the field is \(field.name.utf8.count + field.value.utf8.count) bytes, over the limit of \(maximumFieldSize) bytes that servers accept"
             )
         }
-        if let bad = field.value.utf8.first(where: { $0 == 0x0D || $0 == 0x0A || $0 == 0x00 }) {
+        if let bad = field.value.utf8.first(where: isControlByte) {
             throw .invalidHeader(
                 name: field.name,
-                reason:
-                    "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection"
+                reason: bad == 0x0D || bad == 0x0A || bad == 0x00
+                    ? "the value contains \(Redaction.describe(byte: bad)); CR, LF and NUL are refused to prevent header injection"
+                    : "the value contains \(Redaction.describe(byte: bad)), a control character, which is not allowed in a value"
             )
         }
     }
@@ -157,6 +171,13 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// The longest header field sent, name and value together (servers commonly refuse more
     /// than 8 to 80 KB; libcurl refuses a request head over 1 MB).
     static let maximumFieldSize = 100_000
+
+    /// A byte RFC 9110's `field-value` does not allow: a control character other than HTAB
+    /// (0x00-0x08, 0x0A-0x1F) or DEL. Strict servers answer 400 to one (llhttp does), and CR, LF
+    /// and NUL would end the field. Bytes from 0x80 (UTF-8, `obs-text`) are allowed.
+    static func isControlByte(_ byte: UInt8) -> Bool {
+        (byte < 0x20 && byte != 0x09) || byte == 0x7F
+    }
 
     /// RFC 9110 `tchar`.
     static func isTokenByte(_ byte: UInt8) -> Bool {

@@ -65,6 +65,45 @@ public struct MultipartPart: Sendable, Hashable {
         return part
     }
 
+    /// Whether `text` has a byte a header value may not hold (``HTTPHeaders``' rule: a control
+    /// character other than HTAB, or DEL). On the bytes: `"\r\n"` is one `Character`, which a
+    /// search for `"\r"` or `"\n"` does not find.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        text.utf8.contains(where: HTTPHeaders.isControlByte)
+    }
+
+    /// Why `boundary` cannot delimit a body (RFC 2046 section 5.1.1: 1 to 70 of its `bchars`,
+    /// not ending in a space), or nil when it can.
+    static func problem(withBoundary boundary: String) -> String? {
+        let bytes = boundary.utf8
+        guard (1...70).contains(bytes.count) else {
+            return "the multipart boundary is \(bytes.count) bytes; it must be 1 to 70"
+        }
+        if let bad = bytes.first(where: { !isBoundaryByte($0) }) {
+            return "the multipart boundary contains \(Redaction.describe(byte: bad)), which a boundary cannot hold"
+        }
+        if bytes.last == UInt8(ascii: " ") { return "the multipart boundary ends in a space" }
+        return nil
+    }
+
+    /// The boundary as the `Content-Type`'s parameter: quoted when it holds a character a
+    /// token cannot (a space, `(`, `:`, `?`...), as RFC 2046 requires; parsers that split at
+    /// the space found another boundary than the body's.
+    static func boundaryParameter(_ boundary: String) -> String {
+        boundary.utf8.allSatisfy(HTTPHeaders.isTokenByte) ? boundary : "\"\(boundary)\""
+    }
+
+    /// RFC 2046 `bchars`: DIGIT, ALPHA, `'()+_,-./:=?` and space.
+    private static func isBoundaryByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
+        default:
+            "'()+_,-./:=? ".utf8.contains(byte)
+        }
+    }
+
     /// A quoted-string for a header parameter: `"` and `\` escaped, CR and LF refused by turning
     /// them into spaces (they would end the part's header).
     static func quoted(_ value: String) -> String {
@@ -82,8 +121,24 @@ public struct MultipartPart: Sendable, Hashable {
 }
 
 extension RequestBody {
+    /// A request's own multipart `Content-Type` with the body's boundary added, when it names
+    /// none (`multipart/form-data`, or `multipart/mixed; charset=utf-8`) and the body is
+    /// multipart; nil otherwise (the request's own type is sent as it is).
+    static func multipartType(_ own: String, boundaryFrom bodyType: String) -> String? {
+        guard own.utf8.count >= 10, own.prefix(10).lowercased() == "multipart/",
+            bodyType.hasPrefix("multipart/"), bodyType.contains("; boundary="),
+            let parameters = bodyType.firstIndex(of: ";"), !own.lowercased().contains("boundary=")
+        else { return nil }
+        var type = Substring(own)
+        while let last = type.last, last == " " || last == ";" || last == "\t" { type = type.dropLast() }
+        return String(type) + String(bodyType[parameters...])
+    }
+
     /// A `multipart/form-data` body. The boundary is random unless given; a boundary that
-    /// occurs inside a part held in memory is replaced by a fresh one.
+    /// occurs inside a part held in memory is replaced by a fresh one. A boundary RFC 2046 does
+    /// not allow (empty, over 70 bytes, a character outside its set, a last space), or a part's
+    /// content type with a control character in it, fails the request unsent with
+    /// ``WattleError/invalidRequest(reason:)``.
     ///
     /// With a part from a file (``MultipartPart/file(_:contentsOf:filename:contentType:)``) the
     /// body is sent from its ``segments``: the parts' headers and in-memory parts from memory,
@@ -95,7 +150,19 @@ extension RequestBody {
         while parts.contains(where: { $0.fileURL == nil && $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
             chosen = "wattle-\(UUID().uuidString)"
         }
-        let contentType = "multipart/form-data; boundary=\(chosen)"
+        let contentType = "multipart/form-data; boundary=\(MultipartPart.boundaryParameter(chosen))"
+        if let reason = MultipartPart.problem(withBoundary: chosen) {
+            return .failing(.invalidRequest(reason: reason), contentType: "multipart/form-data")
+        }
+        if let part = parts.first(where: { $0.contentType.map(MultipartPart.hasControlCharacter) == true }) {
+            // A CR or LF would end the part's header early (`"image/jpeg\r\n"` put the file's
+            // first bytes after a blank line), or add a header of the caller's own.
+            return .failing(
+                .invalidRequest(
+                    reason:
+                        "the content type of the multipart part \(MultipartPart.quoted(part.name)) contains a control character"
+                ), contentType: contentType)
+        }
         if let part = parts.first(where: { $0.fileURL?.isFileURL == false }), let url = part.fileURL {
             return .failing(
                 .invalidRequest(
@@ -110,7 +177,7 @@ extension RequestBody {
             var disposition = "Content-Disposition: form-data; name=\(MultipartPart.quoted(part.name))"
             if let filename = part.filename { disposition += "; filename=\(MultipartPart.quoted(filename))" }
             data.append(Data((disposition + "\r\n").utf8))
-            if let type = part.contentType, !type.contains("\r"), !type.contains("\n") {
+            if let type = part.contentType {
                 data.append(Data("Content-Type: \(type)\r\n".utf8))
             }
             data.append(Data("\r\n".utf8))

@@ -13,7 +13,9 @@ extension Request {
         /// refreshes and retries once. The default. An `Authorization` header set on the
         /// request itself is left alone, and so are credentials in its endpoint
         /// (an absolute `https://user:password@host/…`, sent as HTTP Basic; not the base URL's);
-        /// then nothing is refreshed.
+        /// then nothing is refreshed. A refusal at the end of a redirect that changed the method
+        /// (a POST answered `303 See Other`) is the error: the server acted on the POST, and
+        /// sending it again would do so twice.
         case automatic
         /// The request goes out without the stored token, and a 401 is its error
         /// (``WattleError/httpStatus(_:)``) like any status: the token is not refreshed or

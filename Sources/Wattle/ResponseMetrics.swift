@@ -31,6 +31,9 @@ public struct ResponseMetrics: Sendable, Hashable {
     /// Whether a redirect before this response went to another origin than the request's:
     /// its credential headers, the session's token among them, were dropped from then on.
     var leftTheOrigin = false
+    /// Whether a redirect before this response turned the request into another method (a
+    /// POST answered 303 and sent on as a GET): the server has acted on the request as sent.
+    var changedTheMethod = false
 
     /// Creates empty metrics (for stubbed responses).
     public init() {}

@@ -75,19 +75,32 @@ public struct ResponseStream: AsyncSequence, Sendable {
         public typealias Failure = WattleError
 
         private let reader: Reader
+        /// Whether this iterator has ended (at the end of the body, or by throwing): it then
+        /// returns nil, as `AsyncIteratorProtocol` asks, so a loop that catches an error and
+        /// reads on ends instead of getting the error again for ever.
+        private var finished = false
 
         init(reader: Reader) {
             self.reader = reader
         }
 
-        /// The next piece, or nil at the end of the body.
+        /// The next piece, or nil at the end of the body (and after an error was thrown).
         public mutating func next() async throws(WattleError) -> Data? {
-            try await reader.buffer.next().get()
+            guard !finished else { return nil }
+            let piece: Data?
+            do {
+                piece = try await reader.buffer.next().get()
+            } catch {
+                finished = true
+                throw error
+            }
+            if piece == nil { finished = true }
+            return piece
         }
 
-        /// The next piece, or nil at the end of the body.
+        /// The next piece, or nil at the end of the body (and after an error was thrown).
         public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> Data? {
-            try await reader.buffer.next().get()
+            try await next()
         }
 
         /// Stops the exchange (its body is given up: a limit was passed), so that its
@@ -95,6 +108,18 @@ public struct ResponseStream: AsyncSequence, Sendable {
         /// `error`.
         func stop(with error: WattleError) { reader.buffer.stop(with: error) }
     }
+
+    /// Stops the exchange now: the rest of the body is given up and its connection freed,
+    /// where otherwise a stream no longer read holds them, paused, until it is released (a
+    /// stream kept in a property, or a `break` out of a loop over it). A read after it, or
+    /// one waiting, ends with ``WattleError/cancelled``. Nothing happens once the exchange
+    /// has ended.
+    ///
+    /// ```swift
+    /// for try await line in stream.lines where line == "event: done" { break }
+    /// stream.cancel()
+    /// ```
+    public func cancel() { reader.buffer.cancel() }
 
     /// The body read whole, for a stream that turned out small (a status the request accepts,
     /// an answer with no events).
@@ -160,6 +185,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
             private var start = 0
             private var scanned = 0
             private var ended = false
+            /// Whether this iterator threw: it then returns nil (see ``ResponseStream/Iterator``).
+            private var failed = false
 
             init(pieces: ResponseStream.Iterator, maximumLength: Int, url: URL) {
                 self.pieces = pieces
@@ -167,8 +194,18 @@ public struct ResponseStream: AsyncSequence, Sendable {
                 self.url = url
             }
 
-            /// The next line, or nil at the end of the body.
+            /// The next line, or nil at the end of the body (and after an error was thrown).
             public mutating func next() async throws(WattleError) -> String? {
+                guard !failed else { return nil }
+                do {
+                    return try await nextLine()
+                } catch {
+                    failed = true
+                    throw error
+                }
+            }
+
+            private mutating func nextLine() async throws(WattleError) -> String? {
                 while true {
                     if let newline = pending[scanned...].firstIndex(of: UInt8(ascii: "\n")) {
                         var end = newline
@@ -204,7 +241,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
                 }
             }
 
-            /// The next line, or nil at the end of the body.
+            /// The next line, or nil at the end of the body (and after an error was thrown).
             public mutating func next(isolation actor: isolated (any Actor)?) async throws(WattleError) -> String? {
                 try await next()
             }

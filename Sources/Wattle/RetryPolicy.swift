@@ -33,7 +33,8 @@ public struct RetryPolicy: Sendable, Hashable {
     public var retriesTransportErrors: Bool
     /// The first backoff; each further one doubles, with jitter. Default 250 ms.
     public var baseDelay: Duration
-    /// The longest wait. A `Retry-After` asking for longer ends the retries. Default 30 s.
+    /// The longest wait. A `Retry-After` asking for longer ends the retries. Default 30 s; at
+    /// most a year is waited, whatever this says.
     public var maximumDelay: Duration
 
     /// Creates a policy.
@@ -56,7 +57,7 @@ public struct RetryPolicy: Sendable, Hashable {
         case .httpStatus(let response):
             guard retryableStatuses.contains(response.statusCode) else { return nil }
             if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
-                return retryAfter <= maximumDelay ? retryAfter : nil
+                return retryAfter <= min(maximumDelay, Self.longestWait) ? retryAfter : nil
             }
         case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, .unreachable):
             guard retriesTransportErrors else { return nil }
@@ -66,11 +67,17 @@ public struct RetryPolicy: Sendable, Hashable {
             return nil
         }
         // Exponential backoff with "equal jitter": half fixed, half random.
-        let exponential = baseDelay * (1 << min(attempt - 1, 20))
-        let capped = min(exponential, maximumDelay)
+        let exponential = min(baseDelay, Self.longestWait) * (1 << min(attempt - 1, 20))
+        let capped = min(exponential, maximumDelay, Self.longestWait)
         let half = capped / 2
         return half + half * Double.random(in: 0...1)
     }
+
+    /// The longest wait between attempts, whatever ``maximumDelay`` says: a year. A server's
+    /// `Retry-After` of more ends the retries even with `maximumDelay` set to `.seconds(Int64.max)`
+    /// for "no limit" (`Task.sleep` traps on a deadline past what its clock holds, so one
+    /// header would have stopped the process).
+    static let longestWait = Duration.seconds(365 * 86_400)
 
     /// `Retry-After: 120` or `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`. A number of seconds
     /// too large for an `Int` is the longest wait there is (so it ends the retries), not

@@ -194,10 +194,12 @@ public final class Session: Sendable {
             return try await execute(try Self.authorizing(prepared, with: token))
         } catch .httpStatus(let response)
             where Origin(response.url) == baseOrigin && !response.metrics.leftTheOrigin
-            && authenticator.isAuthenticationFailure(response)
+            && !response.metrics.changedTheMethod && authenticator.isAuthenticationFailure(response)
         {
             // (A 401 from another origin, or from the API after a redirect went elsewhere and
-            // back, did not see the token: not its refusal.)
+            // back, did not see the token: not its refusal. One after a redirect that changed
+            // the method, a POST's 303, is the error: the server acted on the POST, and sending
+            // it again with a new token would do it twice, RFC 9110 section 9.2.2.)
             let retryToken: AuthToken
             if (authenticator.refresh == nil && authenticator.obtain == nil) || token.isBasic {
                 // No way to renew (none configured, or Basic credentials, which a refresh
@@ -236,6 +238,7 @@ public final class Session: Sendable {
         let origin = configuration.willSend == nil ? nil : baseOrigin ?? Origin(prepared.target)
         var hops = 0
         var leftTheOrigin = false
+        var changedTheMethod = false
         while true {
             warnIfRelaxed(current)
             var response: Response
@@ -267,11 +270,13 @@ public final class Session: Sendable {
             {
                 hops += 1
                 leftTheOrigin = leftTheOrigin || Origin(next.target) != Origin(current.target)
+                changedTheMethod = changedTheMethod || next.method != current.method
                 current = next
                 continue
             }
             response.metrics.redirectCount = hops
             response.metrics.leftTheOrigin = leftTheOrigin
+            response.metrics.changedTheMethod = changedTheMethod
             response.sessionDecoder = configuration.jsonDecoder
             log(current, outcome: "\(response.statusCode) (\(response.metrics.bytesReceived) bytes)", start: start)
             if configuration.logger.logLevel <= .trace {
@@ -300,6 +305,7 @@ public final class Session: Sendable {
         var adapted = request
         for field in added { adapted.headers.remove(field.name) }
         for field in added { adapted.headers.add(name: field.name, value: field.value) }
+        adapted.headers.removeFraming()
         return adapted
     }
 
@@ -331,13 +337,23 @@ public final class Session: Sendable {
         }
         let (url, target) = try request.target(relativeTo: configuration.baseURL)
         var headers = configuration.defaultHeaders.merging(request.headers)
+        headers.removeFraming()
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
         var bodyContentType: HTTPHeaders.Field?
         // The body's own type (a multipart boundary, a form) wins over a default header's; a
-        // request's own `Content-Type` wins over both.
-        if let contentType = request.body.contentType, !request.headers.contains("Content-Type") {
-            headers["Content-Type"] = contentType
-            bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: contentType)
+        // request's own `Content-Type` wins over both, but for a multipart one without a
+        // boundary (`multipart/form-data`, copied from an API's documentation), which gets the
+        // body's: the server could not find the parts without it.
+        if let contentType = request.body.contentType {
+            if let own = request.headers["Content-Type"] {
+                if let withBoundary = RequestBody.multipartType(own, boundaryFrom: contentType) {
+                    headers["Content-Type"] = withBoundary
+                    bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: withBoundary)
+                }
+            } else {
+                headers["Content-Type"] = contentType
+                bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: contentType)
+            }
         }
         if configurationHeadersAreValid {
             // The other fields come from the configuration, checked once in `init`.

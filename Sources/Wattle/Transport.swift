@@ -119,13 +119,15 @@ public struct TransportRequest: Sendable {
     /// Statuses outside 2xx the request takes as its answer (``Request/acceptedStatuses``): a
     /// download's or a stream's body of one of them is not cut at the size limit, as other
     /// statuses' bodies are, but fails as too large, as for any request.
-    var acceptedStatuses: Set<Int> {
+    package var acceptedStatuses: Set<Int> {
         get { storage.fields.acceptedStatuses }
         set { uniqueStorage().fields.acceptedStatuses = newValue }
     }
     /// Whether a 2xx body is handed over as it arrives (a download's to its file, a stream's
     /// to its reader) instead of kept in memory: the size limit then applies to other bodies.
-    var streamsBody: Bool { storage.fields.download != nil || storage.fields.responseStream != nil }
+    package var streamsBody: Bool { storage.fields.download != nil || storage.fields.responseStream != nil }
+    /// Whether this is a ``Session/stream(_:)`` request, whose 2xx body has no size limit.
+    package var streamsResponse: Bool { storage.fields.responseStream != nil }
 
     /// The parts of `url` read on every exchange, taken from it once: FoundationEssentials'
     /// `URL` derives `host`, `port` and `absoluteString` again on each access, and the session

@@ -21,7 +21,8 @@ public import Foundation
 public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflectable {
     /// The URL could not be built or is not an `http`/`https` URL.
     case invalidURL(String, reason: String)
-    /// A header name or value was refused (CR, LF or NUL, or a name that is not a token).
+    /// A header name or value was refused (a control character such as CR, LF or NUL in it, or a
+    /// name that is not a token).
     /// `name` is escaped so control characters are visible; the value is never included.
     case invalidHeader(name: String, reason: String)
     /// The request itself is malformed: a bad method, or a body that cannot be encoded.
@@ -172,6 +173,8 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
 
     static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
+        // Whole seconds when milliseconds would not fit (a `Retry-After` of 10^19 seconds).
+        guard abs(seconds) < Int64.max / 1000 else { return "\(seconds) s" }
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
     }

@@ -33,7 +33,10 @@ import Glibc
 /// Below it, the stub does what the libcurl transport does: a download's 2xx body is written
 /// to the download's file, ``TransportRequest/maximumResponseSize`` is enforced, body files
 /// must be readable (``TransportRequest/sentBody()`` reads what would be sent), upload progress is told once (the whole body), and a task cancelled
-/// while its handler ran gets ``WattleError/cancelled``.
+/// while its handler ran gets ``WattleError/cancelled``. Not below it: the cookie jar
+/// (``Configuration/cookies``) is libcurl's, so through a stub a `Set-Cookie` is not kept, no
+/// `Cookie` is added, and ``Session/addCookies(_:)`` keeps nothing; set a `Cookie` header on
+/// the request, or read it in the handler, to test cookie handling of your own.
 ///
 /// A request no route matches fails with ``WattleError/invalidRequest(reason:)`` naming it and
 /// the routes there are (a forgotten or misspelled route is not mistaken for the server's
@@ -170,7 +173,8 @@ public final class StubTransport: Transport {
     }
 
     /// The response as the libcurl transport delivers it: a download's 2xx body in its file
-    /// (progress told once), any other body held to the response size limit.
+    /// (progress told once), a stream's 2xx body whole, any other body held to the response
+    /// size limit as libcurl's transport holds it.
     private static func delivered(_ response: Response, for request: TransportRequest) throws(WattleError) -> Response {
         var response = response
         if let download = request.download, (200..<300).contains(response.statusCode) {
@@ -184,9 +188,14 @@ public final class StubTransport: Transport {
             response.data = Data()
             return response
         }
+        // A stream's 2xx body has no size limit (with this transport it arrives whole).
+        if request.streamsResponse, (200..<300).contains(response.statusCode) { return response }
         if let limit = request.maximumResponseSize, response.data.count > limit {
-            // A download's error body is cut to the limit; any other body is refused.
-            guard request.download != nil else { throw .responseTooLarge(limit: limit, url: request.url) }
+            // A download's or a stream's error body is cut to the limit, unless its status is
+            // one the request accepts as its answer; any other body is refused.
+            guard request.streamsBody, !request.acceptedStatuses.contains(response.statusCode) else {
+                throw .responseTooLarge(limit: limit, url: request.url)
+            }
             response.data = response.data.prefix(max(0, limit))
         }
         return response

@@ -273,6 +273,29 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("a 401 after a POST's 303 is the error: the POST, which the server acted on, is not sent again")
+    func refusalAfterSeeOtherDoesNotResendThePost() async throws {
+        let fixture = try await AuthFixture.make()
+        fixture.server.api.expireAccessTokens()
+        func post(_ status: Int) -> Request {
+            Request("redirect/\(status)", method: .post, query: ["to": "/api/whoami"], body: .json(["order": 1]))
+        }
+        await expectWattleError({ _ = try await fixture.session.send(post(303)) }) {
+            $0.response?.statusCode == 401 && $0.response?.metrics.redirectCount == 1
+        }
+        #expect(fixture.server.stats.hits("/redirect/303") == 1, "the POST went once")
+        #expect(fixture.server.stats.hits("/api/whoami") == 1)
+        #expect(fixture.server.stats.hits("/api/refresh") == 0)
+        // A 307 keeps the method, so the refusal is of the POST itself: refreshed and sent again
+        // (the API then answers the POST to a GET-only route 404, with the new token).
+        await expectWattleError({ _ = try await fixture.session.send(post(307)) }) {
+            $0.response?.statusCode == 404
+        }
+        #expect(fixture.server.stats.hits("/redirect/307") == 2)
+        #expect(fixture.server.stats.hits("/api/refresh") == 1)
+        try await fixture.server.stop()
+    }
+
     @Test(
         "a 401 from the API after a redirect went to another origin and back refreshes nothing: the token was dropped")
     func refusalAfterARoundTripIsNotTheTokens() async throws {
@@ -928,6 +951,30 @@ struct RetryTests {
         #expect(server.stats.hits("/" + path) == 1)
         // Not after waiting out the 120 s and then giving up.
         #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
+    }
+
+    @Test(
+        "with maximumDelay as 'no limit', a Retry-After past a year ends the retries instead of trapping in the sleep",
+        arguments: ["99999999999999999999", "9223372036854775807", "31536001"])
+    func unboundedMaximumDelay(retryAfter: String) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            $0.retry = RetryPolicy(maximumAttempts: 3, baseDelay: .milliseconds(10), maximumDelay: .seconds(Int64.max))
+        }
+        let path = "flaky/\(UUID().uuidString)"
+        await expectWattleError({
+            _ = try await session.get(path, parameters: ["failures": 1, "status": 429, "retry_after": retryAfter])
+        }) {
+            $0.response?.statusCode == 429
+        }
+        #expect(server.stats.hits("/" + path) == 1)
+        // A year is still waited for; the backoff with no Retry-After stays at most a year too.
+        let policy = RetryPolicy(baseDelay: .seconds(Int64.max), maximumDelay: .seconds(Int64.max))
+        let backoff = policy.delay(
+            after: .timedOut(phase: .total, after: .seconds(1), url: server.baseURL), attempt: 2, method: .get)
+        #expect(backoff.map { $0 <= .seconds(365 * 86_400) } == true)
+        // The debug log's figure for a delay whose milliseconds overflow.
+        #expect(WattleError.format(.seconds(Int64.max)) == "\(Int64.max) s")
     }
 
     @Test("a POST is never retried")

@@ -102,6 +102,38 @@ struct BodyTests {
         let plain = try await session.send(Request("echo", method: .post)).decode(Echo.self)
         #expect(plain.header("Content-Type") == "application/json")
         #expect(framed.headers.filter { $0.first?.lowercased() == "content-type" }.count == 1)
+        // A request's own multipart type without a boundary gets the body's; with one, it is its own.
+        for (type, sent) in [
+            ("multipart/form-data", "multipart/form-data; boundary=XyZ"),
+            ("multipart/mixed; charset=utf-8;", "multipart/mixed; charset=utf-8; boundary=XyZ"),
+            ("multipart/form-data; boundary=Other", "multipart/form-data; boundary=Other"),
+        ] {
+            let echo = try await session.send(
+                Request("echo", method: .post, headers: ["Content-Type": type], body: multipart)
+            ).decode(Echo.self)
+            #expect(echo.header("Content-Type") == sent)
+        }
+    }
+
+    @Test(
+        "a request's Content-Length or Transfer-Encoding is not sent: the body frames itself, the connection stays in step"
+    )
+    func framingIsTheBodys() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server) {
+            $0.defaultHeaders["Transfer-Encoding"] = "chunked"
+            $0.willSend = { _ in ["content-length": "1"] }
+        }
+        let short = try await session.send(
+            Request("echo", method: .post, headers: ["Content-Length": "2"], body: .text("hello"))
+        ).decode(Echo.self)
+        #expect(short.body == "hello")
+        #expect(short.headerValues("Content-Length") == ["5"])
+        #expect(short.header("Transfer-Encoding") == nil)
+        // A GET claiming a body is answered at once, and the connection serves the next request.
+        let get = try await session.send(Request("echo", headers: ["Content-Length": "5"], timeout: .seconds(10)))
+        #expect(try get.decode(Echo.self).header("Content-Length") == nil)
+        #expect(try await session.get("echo").decode(Echo.self).method == "GET")
     }
 
     @Test("a JSON value that cannot be encoded is refused with its path")
@@ -168,6 +200,37 @@ struct MultipartTests {
             + "--XyZ\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"koala .jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
         #expect(body.data.starts(with: Data(expectedStart.utf8)))
         #expect(body.data.suffix(9) == Data("--XyZ--\r\n".utf8))
+    }
+
+    @Test("a part's content type with a control character, or a boundary RFC 2046 refuses, fails the request unsent")
+    func badPartTypeOrBoundary() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let data = Data("file".utf8)
+        for body in [
+            RequestBody.multipart([
+                .file("photo", filename: "a.jpg", contentType: "image/jpeg\r\nContent-Disposition: x", data: data)
+            ]),
+            .multipart([.file("photo", filename: "a.jpg", contentType: "image/jpeg\r\n", data: data)]),
+            .multipart([.file("photo", filename: "a.jpg", contentType: "image/jpeg\n", data: data)]),
+            .multipart([.field("a", "b")], boundary: ""),
+            .multipart([.field("a", "b")], boundary: String(repeating: "b", count: 71)),
+            .multipart([.field("a", "b")], boundary: "semi;colon"),
+            .multipart([.field("a", "b")], boundary: "ends in space "),
+        ] {
+            let path = "echo/multipart-\(UUID().uuidString)"
+            await expectWattleError({ _ = try await session.send(Request(path, method: .post, body: body)) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason.contains("multipart")
+            }
+            #expect(server.stats.hits("/" + path) == 0)
+        }
+        // A boundary with a space or a colon is allowed, and quoted in the header.
+        let quoted = try await session.send(
+            Request("echo", method: .post, body: .multipart([.field("a", "b")], boundary: "my: boundary"))
+        ).decode(Echo.self)
+        #expect(quoted.header("Content-Type") == "multipart/form-data; boundary=\"my: boundary\"")
+        #expect(quoted.body.hasPrefix("--my: boundary\r\n"))
     }
 
     @Test("a boundary found inside a part is replaced")

@@ -388,6 +388,88 @@ struct StreamTests {
         }
     }
 
+    @Test("cancel() gives up a stream still held, freeing its connection; its iterator then throws cancelled, once")
+    func cancelFreesTheConnection() async throws {
+        let session = makeSession(try await TestServer.shared()) { $0.connectionsPerHost = 1 }
+        let stream = try await session.stream("bytes/\(8 * 1024 * 1024)")
+        var pieces = stream.makeAsyncIterator()
+        #expect(try await pieces.next()?.isEmpty == false)
+        stream.cancel()
+        // The stream is still held: its one connection must be free for the next request.
+        let next = Task { try await session.get("echo") }
+        let watchdog = Task {  // held: forever; free: at once
+            try? await Task.sleep(for: .seconds(120))
+            next.cancel()
+        }
+        let answered = try? await next.value
+        watchdog.cancel()
+        #expect(answered?.statusCode == 200, "the cancelled stream kept the connection")
+        do {
+            _ = try await pieces.next()
+            Issue.record("a read after cancel() returned")
+        } catch {
+            guard case .cancelled = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        // An iterator that threw has ended (AsyncIteratorProtocol): nil, not the error again.
+        #expect(try await pieces.next() == nil)
+        stream.cancel()  // again, and after the end: nothing happens
+    }
+
+    @Test("a lines iterator that threw has ended: nil after the error, not the error again")
+    func linesEndAfterAnError() async throws {
+        let stub = StubTransport()
+        stub.on(.get, "/long", json: String(repeating: "x", count: 100))
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        var lines = try await session.stream("long").lines(maximumLength: 10).makeAsyncIterator()
+        do {
+            _ = try await lines.next()
+            Issue.record("a line past the limit was returned")
+        } catch {
+            guard case .responseTooLarge = error else {
+                Issue.record("\(error)")
+                return
+            }
+        }
+        #expect(try await lines.next() == nil)
+    }
+
+    @Test("through StubTransport the size limit is libcurl's: none on a stream's 2xx, an error body cut or refused")
+    func stubSizeLimit() async throws {
+        let stub = StubTransport()
+        let big = String(repeating: "x", count: 2_000)
+        stub.on(.get, "/feed", json: big)
+        stub.on(.get, "/fails") { request throws(WattleError) in
+            Response(statusCode: 500, data: Data(big.utf8), url: request.url)
+        }
+        let session = Session(
+            configuration: Configuration {
+                $0.baseURL = URL(string: "https://api.test/")
+                $0.maximumResponseSize = 1_000
+            }, transport: stub)
+        // A 2xx stream has no limit.
+        #expect(try await session.stream("feed").collect(upTo: 10_000).count == 2_000)
+        // A stream's error status: the status is the error, its body cut at the limit.
+        await expectWattleError({ _ = try await session.stream("fails") }) {
+            $0.response?.statusCode == 500 && $0.response?.data.count == 1_000
+        }
+        // An error status the request accepts is its answer: past the limit, too large.
+        var accepted = Request("fails")
+        accepted.acceptedStatuses = [500]
+        await expectWattleError({ _ = try await session.stream(accepted) }) {
+            if case .responseTooLarge(1_000, _) = $0 { return true }
+            return false
+        }
+        // A plain request's body past the limit is refused.
+        await expectWattleError({ _ = try await session.get("feed") }) {
+            if case .responseTooLarge(1_000, _) = $0 { return true }
+            return false
+        }
+    }
+
     @Test("a cancelled reader gets cancelled, not the megabyte still held")
     func cancelledWithPiecesHeld() async throws {
         let session = makeSession(try await TestServer.shared())

@@ -50,8 +50,11 @@ enum RedirectFollower {
             next.body = nil
             next.bodyFile = nil
             next.bodySegments = []
-            next.headers.remove("Content-Type")
-            next.headers.remove("Content-Length")
+            // The fields that described the body go with it (RFC 9110, section 15.4): every
+            // `Content-*` (`-Type`, `-Length`, `-Encoding`, `-Language`, `-Digest`, `-MD5`…),
+            // `Digest`, `Repr-Digest`, `Transfer-Encoding` (a chunked GET would leave the server
+            // waiting for a body) and `Last-Modified`.
+            for field in next.headers where Self.describesContent(field.name) { next.headers.remove(field.name) }
         }
         if Origin(request.target) != Origin(next.target) {
             // Bytes to resend: not the empty body a bodiless PUT or PATCH carries for its
@@ -75,6 +78,14 @@ enum RedirectFollower {
     /// (`PRIVATE-TOKEN`, `X-Goog-Api-Key`, `X-Vault-Token`, `X-Session-Id`…).
     static func isCredential(_ name: String, _ configuration: Configuration) -> Bool {
         credentialHeaders.contains(name.lowercased()) || configuration.isSensitiveHeader(name)
+    }
+
+    /// Whether a field describes a request's body (RFC 9110, section 15.4's content-specific
+    /// fields), dropped when a redirect turns the request into a GET without it.
+    static func describesContent(_ name: String) -> Bool {
+        let lowered = name.lowercased()
+        return lowered.hasPrefix("content-") || lowered == "digest" || lowered == "repr-digest"
+            || lowered == "transfer-encoding" || lowered == "last-modified"
     }
 }
 
