@@ -1,8 +1,8 @@
 /// Where the parameters of a convenience call (`post(_:parameters:)` and friends) go.
 public enum ParameterEncoding: Sendable, Hashable {
-    /// In the URL query (the default for GET, HEAD and DELETE).
+    /// In the URL query (the default for GET, HEAD, DELETE and OPTIONS).
     case query
-    /// A JSON object body (the default for POST, PUT and PATCH).
+    /// A JSON object body (the default for POST, PUT, PATCH and every other method).
     case json
     /// An `application/x-www-form-urlencoded` body.
     case form

@@ -7,7 +7,7 @@ import Foundation
 /// Ordered name/value pairs, used as query parameters, a JSON object or a form body.
 ///
 /// A dictionary literal keeps its order, so `["q": "swift", "page": 2]` is sent as
-/// `?q=swift&page=2`. Values may be `String`, `Bool`, any integer or floating-point type,
+/// `?q=swift&page=2`. Values may be `String`, `Bool`, any integer type, `Double`, `Float`,
 /// `Decimal`, `URL`, `Date` (ISO 8601), `nil`, arrays of these, and (in JSON bodies) nested
 /// `Parameters` or `[String: any Sendable]`. In a query, `nil` is left out and an array
 /// repeats its name (`tag=a&tag=b`).
