@@ -63,7 +63,8 @@ extension Session {
     /// with no strong validator, or encoded anyway, is not kept. Only one download at a time
     /// may use a partial: a second, in any process, fails after a second with
     /// ``WattleError/fileError(path:reason:)``, as does a partial that is a symbolic link. The
-    /// state file beside it (`.NAME.wattle-partial-state`) holds a hash of the URL, never the
+    /// state file beside it (`.NAME.wattle-partial-state`; a `NAME` too long for the file
+    /// system with it is cut, and a hash of it added) holds a hash of the URL, never the
     /// URL, the validator and the announced length.
     ///
     /// ```swift
@@ -93,8 +94,8 @@ extension Session {
         if resumable {
             return try await downloadResumably(request, to: destination, durability: durability, progress: progress)
         }
-        let temporary = directory.appendingPathComponent(
-            ".\(destination.lastPathComponent).wattle-\(UUID().uuidString.prefix(8)).part")
+        let temporary = DownloadFileNames.hidden(
+            for: destination, suffix: ".wattle-\(UUID().uuidString.prefix(8)).part")
         var response: Response
         do {
             response = try await sendRetrying(

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-import Wattle
 import WattleDemoServer
+
+@testable import Wattle
 
 @Suite("Downloads stream to a file with constant memory and never leave a partial file")
 struct DownloadTests {
@@ -44,6 +45,34 @@ struct DownloadTests {
         let echoed = folder.appendingPathComponent("echo.json")
         _ = try await session.download("echo", headers: ["X-Trace": "t-1"], to: echoed)
         #expect(try String(contentsOf: echoed, encoding: .utf8).contains("t-1"))
+    }
+
+    @Test(
+        "a destination name of up to 255 bytes downloads, resumable or not: the hidden files beside it are cut to fit",
+        arguments: [String(repeating: "d", count: 251) + ".bin", String(repeating: "é", count: 125) + ".bin"])
+    func longDestinationName(name: String) async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent(name)
+        for resumable in [false, true] {
+            let response = try await session.download(
+                resumable ? "resource/5000" : "bytes/5000", to: destination, resumable: resumable)
+            #expect(response.fileURL == destination)
+            #expect(try Data(contentsOf: destination).count == 5000, "resumable: \(resumable)")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == [name])
+        }
+        // The names are at most 255 bytes, the same on every run, and apart for names alike.
+        let partial = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial-state")
+        #expect(partial.lastPathComponent.utf8.count <= 255)
+        #expect(partial == DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial-state"))
+        let alike = folder.appendingPathComponent(name.replacingOccurrences(of: ".bin", with: ".iso"))
+        #expect(partial != DownloadFileNames.hidden(for: alike, suffix: ".wattle-partial-state"))
+        let short = folder.appendingPathComponent("body.bin")
+        #expect(
+            DownloadFileNames.hidden(for: short, suffix: ".wattle-partial").lastPathComponent
+                == ".body.bin.wattle-partial")
     }
 
     @Test("a failed download leaves no file and keeps an existing one")

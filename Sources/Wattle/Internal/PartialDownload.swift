@@ -86,9 +86,8 @@ final class PartialDownload: Sendable {
     /// Opens and locks the partial of `destination`, keeping what it holds when its state file
     /// names `url`, and emptying it (durably) otherwise; nil when another holds the lock.
     static func claim(destination: URL, url: URL) throws(WattleError) -> PartialDownload? {
-        let directory = destination.deletingLastPathComponent()
-        let file = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial")
-        let stateFile = directory.appendingPathComponent(".\(destination.lastPathComponent).wattle-partial-state")
+        let file = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial")
+        let stateFile = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial-state")
         guard let descriptor = try lock(file) else { return nil }
         let key = hash(identity(of: url))
         let partial = PartialDownload(
