@@ -80,6 +80,9 @@ struct RequestInvocation: Equatable, Sendable {
                 printError(
                     "\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
                 )
+            case .cancelled where Interruption.exitStatus != nil:
+                // Ctrl-C: the shell's status says it, and there is nothing more to say.
+                return ExitCode(Interruption.exitStatus ?? ExitStatus.usageOrOther)
             default:
                 // The library's advice names its settings; the CLI's options are what a user of it has.
                 printError(described(error))
@@ -327,17 +330,23 @@ struct RequestInvocation: Equatable, Sendable {
             }
         }
         let bar = FileHandleOutput.isTerminal(2) ? ProgressBar() : nil
-        do {
-            let response = try await session.download(
-                request, to: URL(fileURLWithPath: output), resumable: continueDownload
-            ) { bar?.update($0) }
-            bar?.finish(completed: true)
-            return .success(response)
-        } catch {
-            // The error's line goes below the bar, not onto its end.
-            bar?.finish(completed: false)
-            return .failure(error)
+        let destination = URL(fileURLWithPath: output)
+        let resumable = continueDownload
+        // A task of its own, for Ctrl-C to cancel (see Interruption).
+        let download = Task { () async throws(WattleError) -> Response in
+            try await session.download(request, to: destination, resumable: resumable) { bar?.update($0) }
         }
+        let interruption = Interruption { download.cancel() }
+        defer { interruption.stop() }
+        let result = await withTaskCancellationHandler {
+            await download.result
+        } onCancel: {
+            download.cancel()
+        }
+        // The error's line goes below the bar, not onto its end.
+        bar?.finish(completed: (try? result.get()) != nil)
+        // (`Task` erases the error's type: it is the download's, a `WattleError`.)
+        return result.mapError { $0 as? WattleError ?? .cancelled }
     }
 
     /// Prints a request as built, before the session adds its headers (for a request the

@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -123,5 +124,51 @@ struct CLIContinueTests {
         let result = try await CLI.run(["--continue", server.url("resource/10").absoluteString])
         #expect(result.status == 1)
         #expect(result.stderr.contains("--continue"), "\(result.stderr)")
+    }
+}
+
+@Suite("wattle -o FILE interrupted: Ctrl-C or SIGTERM leaves no hidden temporary file behind")
+struct CLIInterruptTests {
+    @Test(
+        "the first SIGINT or SIGTERM cancels the download: exit 128 + the signal, nothing said, the temporary file gone; --continue keeps the partial",
+        arguments: [SIGINT, SIGTERM])
+    func interruptedDownload(signal: Int32) async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.bin")
+        var environment = ProcessInfo.processInfo.environment
+        for key in environment.keys where key.lowercased().hasSuffix("_proxy") { environment[key] = nil }
+        for continues in [false, true] {
+            // A length of its own, to count this run's requests; the answer stops after 200,000
+            // bytes and keeps the connection open, so the download is under way when signalled.
+            let length = 3_100_000 + Int(signal) * 10 + (continues ? 1 : 0)
+            let path = "/resource/\(length)"
+            let url = server.url("resource/\(length)?cut=200000&stall=1").absoluteString
+            let child = try ChildProcess(
+                CLI.binary.path,
+                ["--stall-timeout", "0"] + (continues ? ["--continue"] : []) + ["-o", file.path, url],
+                environment: environment)
+            // Under way: the server has the request and, for the plain download, the first bytes
+            // have made its temporary file (created at the first byte of the body).
+            func underWay() -> Bool {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+                return server.stats.hits(path) == 1 && (continues || names.contains { $0.hasSuffix(".part") })
+            }
+            let deadline = ContinuousClock.now + .seconds(240)
+            while !underWay(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            try #require(underWay(), "the download did not start in 240 s")
+            kill(child.pid, signal)
+            let (_, errors, status) = await child.collect()
+            #expect(status == 128 + signal, "\(String(decoding: errors, as: UTF8.self))")
+            #expect(!String(decoding: errors, as: UTF8.self).contains("cancelled"))
+            let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()
+            if continues {
+                #expect(names == [".out.bin.wattle-partial", ".out.bin.wattle-partial-state"])
+                for name in names { try FileManager.default.removeItem(at: folder.appendingPathComponent(name)) }
+            } else {
+                #expect(names.isEmpty, "left: \(names)")
+            }
+        }
     }
 }
