@@ -76,10 +76,14 @@ struct RequestInvocation: Equatable, Sendable {
             return ExitCode(ExitStatus.usageOrOther)
         case let error as WattleError:
             switch error {
-            case .untrustedCertificate(let host, _), .pinMismatch(let host):
+            case .untrustedCertificate(let host, _):
                 printError(
                     "\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
                 )
+            case .pinMismatch(let host):
+                // Not the allowlist: a pin holds on an allowlisted host too, and dropping the pin
+                // to get through would undo the check that may just have caught an interception.
+                printError("\(error.description) From the CLI: see the server's key with wattle pin \(host).")
             case .cancelled where Interruption.exitStatus != nil:
                 // Ctrl-C: the shell's status says it, and there is nothing more to say.
                 return ExitCode(Interruption.exitStatus ?? ExitStatus.usageOrOther)

@@ -2,9 +2,8 @@
 #include "CCurl.h"
 
 #include <pthread.h>
-#if !defined(__APPLE__)
+#include <sys/socket.h>
 #include <fcntl.h>
-#endif
 
 void wattle_set_current_thread_name(const char *name) {
 #if defined(__APPLE__)
@@ -53,6 +52,23 @@ CURLcode wattle_curl_easy_setopt_data_function(CURL *handle, CURLoption option, 
 }
 CURLcode wattle_curl_easy_setopt_xferinfo_function(CURL *handle, wattle_curl_xferinfo_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+}
+
+static curl_socket_t wattle_open_cloexec_socket(void *clientp, curlsocktype purpose, struct curl_sockaddr *address) {
+    (void)clientp;
+    (void)purpose;
+#if defined(SOCK_CLOEXEC)
+    return socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+#else
+    curl_socket_t descriptor = socket(address->family, address->socktype, address->protocol);
+    if (descriptor != CURL_SOCKET_BAD) fcntl(descriptor, F_SETFD, FD_CLOEXEC);
+    return descriptor;
+#endif
+}
+
+CURLcode wattle_curl_easy_setopt_cloexec_sockets(CURL *handle) {
+    CURLcode code = curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, wattle_open_cloexec_socket);
+    return code != CURLE_OK ? code : curl_easy_setopt(handle, CURLOPT_OPENSOCKETDATA, NULL);
 }
 
 CURLcode wattle_curl_easy_setopt_prereq_function(CURL *handle, wattle_curl_prereq_callback callback) {

@@ -11,7 +11,7 @@ public import Foundation
 /// ```swift
 /// let token = AuthToken(accessToken: "eyJhbGciOiJIUzI1NiJ9.payload.sig", refreshToken: "rt_123",
 ///                       expiresAt: Date(timeIntervalSinceNow: 3600))
-/// print(token)   // AuthToken(Bearer eyJh…sig, refresh token set, expires in 3600 s)
+/// print(token)   // AuthToken(Bearer eyJh….sig, refresh token set, expires in 3599 s)
 /// ```
 public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible,
     CustomReflectable
@@ -131,7 +131,7 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
         secret.count >= 16 ? "\(secret.prefix(4))…\(secret.suffix(4))" : "…"
     }
 
-    /// `AuthToken(Bearer eyJh…sig, refresh token set, expires in 3600 s)`: no whole secret.
+    /// `AuthToken(Bearer eyJh….sig, refresh token set, expires in 3599 s)`: no whole secret.
     public var description: String {
         var parts = ["\(tokenType) \(redactedAccessToken)"]
         parts.append(refreshToken == nil ? "no refresh token" : "refresh token set")

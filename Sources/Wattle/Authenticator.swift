@@ -20,7 +20,7 @@
 /// too, so a rotating refresh token is never sent twice. A request
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
-/// used, and a warning logged). A failed refresh fails every waiting request with
+/// used, and an error logged). A failed refresh fails every waiting request with
 /// ``WattleError/authenticationFailed(reason:)``, whose reason says why (a network error's
 /// own description, or the status the refresh call got), and keeps the token. When
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read

@@ -2,7 +2,8 @@
 ///
 /// Either way, a download is written to a temporary file beside its destination and renamed
 /// into place only when the whole body has arrived, so a failed or cancelled download never
-/// leaves a partial file or replaces an existing one. The choice is what happens to a download
+/// leaves a partial file in its place or replaces an existing one (a resumable download keeps
+/// what arrived beside it, hidden, to go on from). The choice is what happens to a download
 /// that *finished* when the machine goes down shortly after.
 ///
 /// ```swift

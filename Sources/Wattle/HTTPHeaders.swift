@@ -92,9 +92,12 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// left the rest of the body to be read as the next request on a kept-alive connection, and
     /// one on a GET left the server waiting for a body). AsyncHTTPClient does the same.
     mutating func removeFraming() {
-        guard fields.contains(where: { Self.isFraming($0.name) }) else { return }
+        guard hasFraming else { return }
         fields.removeAll { Self.isFraming($0.name) }
     }
+
+    /// Whether a `Content-Length` or `Transfer-Encoding` is among the fields.
+    var hasFraming: Bool { fields.contains { Self.isFraming($0.name) } }
 
     private static func isFraming(_ name: String) -> Bool {
         name.caseInsensitiveEquals("Content-Length") || name.caseInsensitiveEquals("Transfer-Encoding")

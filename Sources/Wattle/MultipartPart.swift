@@ -125,8 +125,8 @@ extension RequestBody {
     /// none (`multipart/form-data`, or `multipart/mixed; charset=utf-8`) and the body is
     /// multipart; nil otherwise (the request's own type is sent as it is).
     static func multipartType(_ own: String, boundaryFrom bodyType: String) -> String? {
-        guard own.utf8.count >= 10, own.prefix(10).lowercased() == "multipart/",
-            bodyType.hasPrefix("multipart/"), bodyType.contains("; boundary="),
+        guard bodyType.hasPrefix("multipart/"), own.utf8.count >= 10, own.prefix(10).lowercased() == "multipart/",
+            bodyType.contains("; boundary="),
             let parameters = bodyType.firstIndex(of: ";"), !own.lowercased().contains("boundary=")
         else { return nil }
         var type = Substring(own)
@@ -146,14 +146,15 @@ extension RequestBody {
     /// starts. Files are not read to look for the boundary: a random one (122 random bits)
     /// does not occur in them by chance, and a boundary you give is your choice to make.
     public static func multipart(_ parts: [MultipartPart], boundary: String? = nil) -> RequestBody {
+        // A boundary of the caller's that cannot be one fails, even where a part holds it.
+        if let boundary, let reason = MultipartPart.problem(withBoundary: boundary) {
+            return .failing(.invalidRequest(reason: reason), contentType: "multipart/form-data")
+        }
         var chosen = boundary ?? "wattle-\(UUID().uuidString)"
         while parts.contains(where: { $0.fileURL == nil && $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
             chosen = "wattle-\(UUID().uuidString)"
         }
         let contentType = "multipart/form-data; boundary=\(MultipartPart.boundaryParameter(chosen))"
-        if let reason = MultipartPart.problem(withBoundary: chosen) {
-            return .failing(.invalidRequest(reason: reason), contentType: "multipart/form-data")
-        }
         if let part = parts.first(where: { $0.contentType.map(MultipartPart.hasControlCharacter) == true }) {
             // A CR or LF would end the part's header early (`"image/jpeg\r\n"` put the file's
             // first bytes after a blank line), or add a header of the caller's own.

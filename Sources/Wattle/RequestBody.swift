@@ -16,7 +16,8 @@ public import Foundation
 public struct RequestBody: Sendable, CustomReflectable {
     /// The encoded bytes (empty for ``none``).
     public var data: Data
-    /// The `Content-Type` sent with the body, unless the request sets its own; it replaces a
+    /// The `Content-Type` sent with the body, unless the request sets its own (a request's own
+    /// multipart type without a boundary gets this one's boundary); it replaces a
     /// `Content-Type` in ``Configuration/defaultHeaders``.
     public var contentType: String?
     /// The file streamed as the body (``file(_:contentType:)``); ``data`` is then empty, and

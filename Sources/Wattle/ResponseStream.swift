@@ -113,13 +113,15 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// where otherwise a stream no longer read holds them, paused, until it is released (a
     /// stream kept in a property, or a `break` out of a loop over it). A read after it, or
     /// one waiting, ends with ``WattleError/cancelled``. Nothing happens once the exchange
-    /// has ended.
+    /// has ended: what arrived is still read to its end (with `StubTransport`, whose exchanges
+    /// have ended when ``Session/stream(_:)`` returns, always), and an error that ended it
+    /// stays the one reads get.
     ///
     /// ```swift
     /// for try await line in stream.lines where line == "event: done" { break }
     /// stream.cancel()
     /// ```
-    public func cancel() { reader.buffer.cancel() }
+    public func cancel() { reader.buffer.cancel(ifRunning: true) }
 
     /// The body read whole, for a stream that turned out small (a status the request accepts,
     /// an answer with no events).

@@ -6,8 +6,9 @@ import Foundation
 
 /// When and how a request is retried (opt-in: ``Configuration/retry``).
 ///
-/// Only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS) are retried, never POST or PATCH;
-/// on the statuses in ``retryableStatuses`` (also when a proxy answers `CONNECT` with one) and,
+/// Only idempotent methods (GET, HEAD, PUT, DELETE, OPTIONS, TRACE) are retried, never POST or
+/// PATCH; on the statuses in ``retryableStatuses`` (also when a proxy answers `CONNECT` with
+/// one) and,
 /// if ``retriesTransportErrors``, on timeouts, lost connections, refused connections and an
 /// unreachable proxy. Waits grow exponentially with jitter; a
 /// `Retry-After` header (seconds or an HTTP date) is honoured: a pause longer than

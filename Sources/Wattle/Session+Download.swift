@@ -220,8 +220,7 @@ extension Session {
                 throw .cancelled
             }
         }
-        let file = destination.deletingLastPathComponent().appendingPathComponent(
-            ".\(destination.lastPathComponent).wattle-partial")
+        let file = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial")
         throw .fileError(
             path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
     }

@@ -51,6 +51,7 @@ public final class Session: Sendable {
         var configured = configuration.defaultHeaders
         configured.add(name: "User-Agent", value: configuration.userAgent)
         configurationHeadersAreValid = (try? configured.validate()) != nil
+        defaultHeadersHaveFraming = configuration.defaultHeaders.hasFraming
         baseOrigin = configuration.baseURL.map(Origin.init)
         if let authenticator = configuration.authenticator {
             if baseOrigin == nil {
@@ -74,6 +75,9 @@ public final class Session: Sendable {
     /// that each request checks only what it adds. When they did not, each request checks all
     /// of its headers and fails on a bad default it does not replace.
     private let configurationHeadersAreValid: Bool
+    /// Whether the default headers name a `Content-Length` or `Transfer-Encoding`, which no
+    /// request sends (see `HTTPHeaders.removeFraming()`): checked once, not on every request.
+    private let defaultHeadersHaveFraming: Bool
     /// The base URL's origin: the token goes to requests for this origin only.
     let baseOrigin: Origin?
 
@@ -300,12 +304,12 @@ public final class Session: Sendable {
         _ request: TransportRequest, origin: Origin
     ) async throws(WattleError) -> TransportRequest {
         guard let willSend = configuration.willSend, Origin(request.target) == origin else { return request }
-        let added = try await willSend(request)
+        var added = try await willSend(request)
         try added.validate()
+        added.removeFraming()
         var adapted = request
         for field in added { adapted.headers.remove(field.name) }
         for field in added { adapted.headers.add(name: field.name, value: field.value) }
-        adapted.headers.removeFraming()
         return adapted
     }
 
@@ -337,7 +341,7 @@ public final class Session: Sendable {
         }
         let (url, target) = try request.target(relativeTo: configuration.baseURL)
         var headers = configuration.defaultHeaders.merging(request.headers)
-        headers.removeFraming()
+        if defaultHeadersHaveFraming || request.headers.hasFraming { headers.removeFraming() }
         if !headers.contains("User-Agent") { headers["User-Agent"] = configuration.userAgent }
         var bodyContentType: HTTPHeaders.Field?
         // The body's own type (a multipart boundary, a form) wins over a default header's; a
@@ -392,6 +396,8 @@ public final class Session: Sendable {
 
     /// Hosts already warned about, so each relaxed host is logged once per process.
     private static let warnedHosts = PThreadLocked<Set<String>>([])
+    /// The most hosts `warnedHosts` holds.
+    static let warnedHostsLimit = 1_024
     /// The relaxed host this session's last request went to, already in `warnedHosts`: its next
     /// requests skip building the set's key (0.7 µs a request in a profile of HTTPS requests
     /// to an allowlisted host).
@@ -411,7 +417,13 @@ public final class Session: Sendable {
         let hostAndPort = HostAndPort(host: host, port: port)
         if lastRelaxedHost.withLock({ $0 == hostAndPort }) { return }
         let key = "\(host.lowercased()):\(port)"
-        let first = Self.warnedHosts.withLock { $0.insert(key).inserted }
+        let first = Self.warnedHosts.withLock { warned in
+            // Bounded: a wildcard pattern (`*.dev.example`) can reach any number of hosts over a
+            // process's life. Past the bound the set starts again, so a host may be warned about
+            // once more, but memory does not grow.
+            if warned.count >= Self.warnedHostsLimit { warned.removeAll() }
+            return warned.insert(key).inserted
+        }
         lastRelaxedHost.withLock { $0 = hostAndPort }
         guard first else { return }
         let how =

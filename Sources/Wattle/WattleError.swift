@@ -174,7 +174,7 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
     static func format(_ duration: Duration) -> String {
         let (seconds, attoseconds) = duration.components
         // Whole seconds when milliseconds would not fit (a `Retry-After` of 10^19 seconds).
-        guard abs(seconds) < Int64.max / 1000 else { return "\(seconds) s" }
+        guard seconds.magnitude < UInt64(Int64.max / 1000) else { return "\(seconds) s" }
         let milliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
         return milliseconds % 1000 == 0 ? "\(milliseconds / 1000) s" : "\(milliseconds) ms"
     }

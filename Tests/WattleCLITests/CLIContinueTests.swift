@@ -140,11 +140,12 @@ struct CLIInterruptTests {
         var environment = ProcessInfo.processInfo.environment
         for key in environment.keys where key.lowercased().hasSuffix("_proxy") { environment[key] = nil }
         for continues in [false, true] {
-            // A length of its own, to count this run's requests; the answer stops after 200,000
-            // bytes and keeps the connection open, so the download is under way when signalled.
+            // A length of its own, to count this run's requests; the answer stops after 1,000,000
+            // bytes (more than the 512 KiB gathered before a write) and keeps the connection
+            // open, so the download is under way, bytes on disk, when signalled.
             let length = 3_100_000 + Int(signal) * 10 + (continues ? 1 : 0)
             let path = "/resource/\(length)"
-            let url = server.url("resource/\(length)?cut=200000&stall=1").absoluteString
+            let url = server.url("resource/\(length)?cut=1000000&stall=1").absoluteString
             let child = try ChildProcess(
                 CLI.binary.path,
                 ["--stall-timeout", "0"] + (continues ? ["--continue"] : []) + ["-o", file.path, url],
@@ -153,7 +154,11 @@ struct CLIInterruptTests {
             // have made its temporary file (created at the first byte of the body).
             func underWay() -> Bool {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-                return server.stats.hits(path) == 1 && (continues || names.contains { $0.hasSuffix(".part") })
+                guard server.stats.hits(path) == 1 else { return false }
+                guard continues else { return names.contains { $0.hasSuffix(".part") } }
+                // Bytes in the partial: kept when interrupted (an empty one is not).
+                let partial = folder.appendingPathComponent(".out.bin.wattle-partial").path
+                return ((try? FileManager.default.attributesOfItem(atPath: partial)[.size]) as? Int ?? 0) > 0
             }
             let deadline = ContinuousClock.now + .seconds(240)
             while !underWay(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }

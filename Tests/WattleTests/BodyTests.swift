@@ -217,6 +217,8 @@ struct MultipartTests {
             .multipart([.field("a", "b")], boundary: String(repeating: "b", count: 71)),
             .multipart([.field("a", "b")], boundary: "semi;colon"),
             .multipart([.field("a", "b")], boundary: "ends in space "),
+            // Refused even where a part holds it (it is not replaced by a fresh one).
+            .multipart([.field("a", "x semi;colon y")], boundary: "semi;colon"),
         ] {
             let path = "echo/multipart-\(UUID().uuidString)"
             await expectWattleError({ _ = try await session.send(Request(path, method: .post, body: body)) }) {

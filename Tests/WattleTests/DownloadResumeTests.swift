@@ -80,6 +80,30 @@ struct DownloadResumeTests {
         try await h2Server?.stop()
     }
 
+    @Test(
+        "a destination with a long name resumes too: its partial, its state and the state's temporary file all fit",
+        arguments: [231, 251])
+    func longNameResumes(nameLength: Int) async throws {
+        let session = makeSession(try await TestServer.shared())
+        let length = 1_500_100 + nameLength
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let name = String(repeating: "b", count: nameLength - 4) + ".bin"
+        let destination = folder.appendingPathComponent(name)
+        let cut = 600_000
+        await expectWattleError(
+            {
+                _ = try await session.download("resource/\(length)?cut=\(cut)", to: destination, resumable: true)
+            }, matches: isConnectionLost)
+        // The bytes that arrived are kept, with their state.
+        let kept = try files(in: folder)
+        #expect(kept.count == 2 && kept.allSatisfy { $0.utf8.count <= 255 }, "\(kept)")
+        let response = try await session.download("resource/\(length)?cut=\(cut)", to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == [name])
+    }
+
     @Test("with a retry policy, one call resumes after each drop instead of starting over")
     func retryResumes() async throws {
         let session = makeSession(try await TestServer.shared()) {

@@ -4,6 +4,7 @@
 // swift-format-ignore-file
 import Foundation
 
+import Foundation
 import Wattle
 
 struct User: Codable, Sendable {
@@ -47,6 +48,7 @@ func tour() async throws {
     print(answer.statusCode == 304 ? "unchanged" : answer.statusCode == 404 ? "no such user" : "changed")
 }
 
+import Foundation
 import Wattle
 
 func endpoints() async throws {
@@ -88,6 +90,7 @@ func behindAProxy() async throws {
     _ = try await session.get("https://api.example.com/health")
 }
 
+import Foundation
 import Wattle
 
 func fetchImage(session: Session) async throws {
@@ -98,6 +101,7 @@ func fetchImage(session: Session) async throws {
     print(response.fileURL?.path ?? "")
 }
 
+import Foundation
 import Wattle
 
 func fetchDataset(session: Session) async throws {
@@ -106,6 +110,7 @@ func fetchDataset(session: Session) async throws {
     print(response.statusCode)  // 206: continued from an earlier attempt's bytes
 }
 
+import Foundation
 import Wattle
 
 func uploadVideo(session: Session) async throws {
@@ -155,6 +160,7 @@ func remember() throws {
     print(password != nil)
 }
 
+import Foundation
 import Wattle
 
 func signedIn(username: String, password: String) async throws {
@@ -171,6 +177,7 @@ func signedIn(username: String, password: String) async throws {
     print(try await session.get("me").statusCode)  // sent with Authorization: Bearer …
 }
 
+import Foundation
 import Wattle
 
 func serviceSession(clientID: String, clientSecret: String) -> Session {
@@ -184,6 +191,7 @@ func serviceSession(clientID: String, clientSecret: String) -> Session {
     })
 }
 
+import Foundation
 import Wattle
 
 func basicSession(apiKey: String) throws -> Session {
@@ -194,6 +202,7 @@ func basicSession(apiKey: String) throws -> Session {
     })
 }
 
+import Foundation
 import Wattle
 import WattleTesting
 
@@ -207,6 +216,7 @@ func stubbed() async throws {
     print(response.statusCode, stub.requests.count, stub.unusedRoutes)  // 200 1 []
 }
 
+import Foundation
 import Wattle
 import WattleTesting
 

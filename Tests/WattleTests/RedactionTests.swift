@@ -202,6 +202,23 @@ struct RedactionTests {
                 return "\($0)".contains("no scheme") && !"\($0)".contains("s3cr3t-value")
             }
         }
+        // The remedy for a path is named.
+        await expectWattleError({ _ = try await session.get("alice:1234s3cr3t-value@127.0.0.1/echo") }) {
+            "\($0)".contains("begin it with a slash")
+        }
+        // A container image's digest is not credentials: what follows its "@" is no host:port.
+        // It goes to the server as a path, under the base URL (404 there), as before.
+        for path in [
+            "nginx:1.25@sha256:0d17b565c37bcbd895e9d92315a05c1c3c9a29f762b011a10c54a66cd53c9b31/json",
+            "library/nginx:1.25@sha256:0d17/json",
+        ] {
+            await expectWattleError({ _ = try await session.get(path) }) { $0.response?.statusCode == 404 }
+        }
+        await expectWattleError({ _ = try await session.get("nginx:latest@sha256:0d17/json") }) {
+            guard case .invalidURL(_, let reason) = $0 else { return false }
+            return reason.contains("\"nginx\" is not supported") && reason.contains("begin it with a slash")
+        }
+
         // A value past ";" that is not a credential stays readable, and so do paths with an "@"
         // that are not user-info.
         #expect(Request("https://h.example/x?a=1;page=2").description.contains("page=2"))

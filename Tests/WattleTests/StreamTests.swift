@@ -415,7 +415,17 @@ struct StreamTests {
         }
         // An iterator that threw has ended (AsyncIteratorProtocol): nil, not the error again.
         #expect(try await pieces.next() == nil)
-        stream.cancel()  // again, and after the end: nothing happens
+    }
+
+    @Test("cancel() after the exchange has ended does nothing: the body is read whole, an ending error stays")
+    func cancelAfterTheEnd() async throws {
+        let stub = StubTransport()  // its exchanges have ended when stream returns
+        stub.on(.get, "/feed", json: "a\nb")
+        let session = Session(
+            configuration: Configuration { $0.baseURL = URL(string: "https://api.test/") }, transport: stub)
+        let stream = try await session.stream("feed")
+        stream.cancel()
+        #expect(try await stream.collect(upTo: 100) == Data("a\nb".utf8))
     }
 
     @Test("a lines iterator that threw has ended: nil after the error, not the error again")

@@ -26,6 +26,13 @@ CURLcode wattle_curl_easy_setopt_blob_copy(CURL *handle, CURLoption option, cons
 CURLcode wattle_curl_easy_setopt_data_function(CURL *handle, CURLoption option, wattle_curl_data_callback callback);
 CURLcode wattle_curl_easy_setopt_xferinfo_function(CURL *handle, wattle_curl_xferinfo_callback callback);
 
+/// Sets `CURLOPT_OPENSOCKETFUNCTION` to one that opens every connection's socket
+/// close-on-exec: libcurl 7.88 opens them without it, so a process the program starts (a
+/// `system()`, a fork and exec of its own) inherited its connections, keeping them open past
+/// their close here and able to read or write them. (libcurl's wake-up socket pair of a multi
+/// handle cannot be reached from here and stays inheritable.)
+CURLcode wattle_curl_easy_setopt_cloexec_sockets(CURL *handle);
+
 /// `CURLOPT_PREREQFUNCTION` callback shape: called once a connection is ready, before the request is sent.
 typedef int (*wattle_curl_prereq_callback)(void *userdata, char *primary_ip, char *local_ip, int primary_port,
                                            int local_port);

@@ -102,6 +102,8 @@ final class EasyHandle {
         // sent from the header list (``CurlGlobal/acceptEncodingLine``).
         check(wattle_curl_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, ""))
         check(wattle_curl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1))
+        // Connections are not inherited by processes the program starts (see CCurl.h).
+        check(wattle_curl_easy_setopt_cloexec_sockets(easy))
         check(wattle_curl_easy_setopt_share(easy, settings.share))
         if settings.keepsCookies {
             // "" turns the cookie engine on, reading no file; the cookies live in the share.

@@ -26,7 +26,7 @@ enum EndpointResolver {
                 let hint: String
                 if trimmed.dropFirst(scheme.utf8.count + 1).hasPrefix("/") {
                     hint = ""
-                } else if Redaction.withoutUserInfo(beforeQuery) != beforeQuery {
+                } else if UserInfo.endOfSchemelessCredentials(in: beforeQuery, hostFollows: true) != nil {
                     throw Self.credentialsWithoutScheme(trimmed)
                 } else {
                     hint =
@@ -39,7 +39,9 @@ enum EndpointResolver {
         } else {
             // `alice:1234@host/me`: a digit after the colon rules out a scheme, so it would be
             // a path under the base URL, sending the password to the base URL's server.
-            if UserInfo.endOfSchemelessCredentials(in: trimmed) != nil { throw Self.credentialsWithoutScheme(trimmed) }
+            if UserInfo.endOfSchemelessCredentials(in: trimmed, hostFollows: true) != nil {
+                throw Self.credentialsWithoutScheme(trimmed)
+            }
             guard let baseURL else {
                 throw .invalidURL(
                     trimmed,
@@ -103,7 +105,9 @@ enum EndpointResolver {
     private static func credentialsWithoutScheme(_ endpoint: String) -> WattleError {
         .invalidURL(
             endpoint,
-            reason: "it reads as credentials before a host with no scheme; write https:// (or http://) first")
+            reason:
+                "it reads as credentials before a host with no scheme; write https:// (or http://) first, or for a path, begin it with a slash"
+        )
     }
 
     /// The string without leading and trailing spaces and tabs (on bytes: Foundation's

@@ -149,7 +149,7 @@ package enum Redaction {
         // No scheme: only `user:password@host…`, the form the parser misreads as scheme `user`
         // (`@types/node` and `alice@example.com` are paths, left as they are).
         guard let end = UserInfo.endOfSchemelessCredentials(in: string) else { return string }
-        return String(string[end...])
+        return String(Substring(string.utf8.dropFirst(end)))
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

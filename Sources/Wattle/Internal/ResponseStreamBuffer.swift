@@ -247,8 +247,12 @@ final class ResponseStreamBuffer: Sendable {
 
     /// Stops the exchange: the reader was cancelled or went away. Its error (``WattleError/cancelled``)
     /// then ends the stream.
-    func cancel() {
+    ///
+    /// - Parameter ifRunning: do nothing when the exchange has ended (``ResponseStream/cancel()``):
+    ///   what arrived is read to its end, and an error that ended it stays the stream's error.
+    func cancel(ifRunning: Bool = false) {
         let (task, headWaiter, bodyWaiter) = state.withLock { state -> (Task<Void, Never>?, HeadWaiter?, BodyWaiter?) in
+            if ifRunning, state.end != nil { return (nil, nil, nil) }
             state.cancelled = true
             defer {
                 state.headWaiter = nil

@@ -18,23 +18,50 @@ package enum UserInfo {
     }
 
     /// Where the credentials of a `user:password@host…` written without a scheme
-    /// (`alice:s3cret@host/me`) end: the index after the last `@` before the first `/`, `?` or
-    /// `#`, when a `:` comes before that `@`. Nil for anything else: `@types/node` and
+    /// (`alice:s3cret@host/me`) end: the UTF-8 offset after the last `@` before the first `/`,
+    /// `?` or `#`, when a `:` comes before that `@`. Nil for anything else: `@types/node` and
     /// `alice@example.com` (no colon) are paths, and so is `/a:b@c` (a leading slash).
-    static func endOfSchemelessCredentials(in string: String) -> String.Index? {
-        let bytes = string.utf8
-        guard let first = bytes.first, first != UInt8(ascii: "@"), first != UInt8(ascii: "/") else { return nil }
-        var sawColon = false
-        var end: String.Index?
-        var index = bytes.startIndex
-        while index < bytes.endIndex {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-            if byte == UInt8(ascii: ":") { sawColon = true }
-            let next = bytes.index(after: index)
-            if byte == UInt8(ascii: "@") { end = sawColon ? next : nil }
-            index = next
+    ///
+    /// - Parameter hostFollows: also ask that what follows the `@`, up to the first `/`, `?` or
+    ///   `#`, reads as `host` or `host:port` (`nginx:1.25@sha256:0d17…/json`, a container
+    ///   image's digest, does not: its "port" is not a number).
+    static func endOfSchemelessCredentials(in string: String, hostFollows: Bool = false) -> Int? {
+        string.withUTF8Bytes { bytes -> Int? in
+            guard let first = bytes.first, first != UInt8(ascii: "@"), first != UInt8(ascii: "/") else { return nil }
+            var sawColon = false
+            var end: Int?
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+                if byte == UInt8(ascii: ":") { sawColon = true }
+                if byte == UInt8(ascii: "@") { end = sawColon ? index + 1 : nil }
+                index += 1
+            }
+            guard let end else { return nil }
+            guard hostFollows else { return end }
+            return isHostAndPort(UnsafeBufferPointer(rebasing: bytes[end..<index])) ? end : nil
         }
-        return end
+    }
+
+    /// `host` or `host:port`: a registered name or IPv4 address (letters, digits, `-._~` and
+    /// percent-encoding), or an IPv6 literal in brackets, then optionally a colon and digits.
+    private static func isHostAndPort(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var hostEnd = 0
+        if bytes.first == UInt8(ascii: "[") {
+            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
+            hostEnd = close + 1
+        } else {
+            while hostEnd < bytes.count,
+                PercentEncoding.isASCIILetter(bytes[hostEnd])
+                    || (0x30...0x39).contains(bytes[hostEnd]) || "-._~%".utf8.contains(bytes[hostEnd])
+            {
+                hostEnd += 1
+            }
+            guard hostEnd > 0 else { return false }
+        }
+        guard hostEnd < bytes.count else { return true }
+        guard bytes[hostEnd] == UInt8(ascii: ":") else { return false }
+        return bytes[(hostEnd + 1)...].allSatisfy { (0x30...0x39).contains($0) }
     }
 }
