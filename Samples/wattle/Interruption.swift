@@ -15,19 +15,24 @@ import Musl
 /// in the folder, hidden.
 ///
 /// Only a download watches: anything else has nothing to clean up, and the signals keep their
-/// default (the one-shot GET's start-up pays nothing for this).
+/// default (the one-shot GET's start-up pays nothing for this). A signal the process was started
+/// with ignored (`nohup`, a script's background job) stays ignored.
 final class Interruption: @unchecked Sendable {
-    // @unchecked: `sources` is written in `init` only; the dispatch sources are thread-safe.
+    // @unchecked: `watched` is written in `init` only; the dispatch sources are thread-safe.
     /// The first signal received, 0 for none.
     private static let received = Atomic<Int32>(0)
-    private let sources: [any DispatchSourceSignal]
+    private var watched: [(number: Int32, source: any DispatchSourceSignal)] = []
 
-    /// Watches SIGINT and SIGTERM until ``stop()``: the first calls `cancel`.
+    /// Watches SIGINT and SIGTERM until ``stop()``: the first calls `cancel` (at most once, on
+    /// a queue of libdispatch's). Returns once both are watched: a signal from then on is seen.
     init(cancel: @escaping @Sendable () -> Void) {
-        sources = [SIGINT, SIGTERM].map { number in
+        let registered = DispatchSemaphore(value: 0)
+        for number in [SIGINT, SIGTERM] {
             // Ignored by the process, seen by the source (a handler would have to be
-            // async-signal-safe; the source's runs on a queue).
-            signal(number, SIG_IGN)
+            // async-signal-safe; the source's runs on a queue). One ignored from the start is
+            // left so.
+            let previous = signal(number, SIG_IGN)
+            if unsafeBitCast(previous, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self) { continue }
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
             source.setEventHandler {
                 if Interruption.received.compareExchange(expected: 0, desired: number, ordering: .relaxed).exchanged {
@@ -36,16 +41,21 @@ final class Interruption: @unchecked Sendable {
                     _exit(128 + Interruption.received.load(ordering: .relaxed))
                 }
             }
+            // libdispatch installs its own handling on its manager thread, after `resume`;
+            // until then an ignored signal is lost.
+            source.setRegistrationHandler { registered.signal() }
             source.resume()
-            return source
+            watched.append((number, source))
         }
+        for _ in watched { registered.wait() }
     }
 
     /// Stops watching; the signals end the process again.
     func stop() {
-        for source in sources { source.cancel() }
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
+        for (number, source) in watched {
+            source.cancel()
+            signal(number, SIG_DFL)
+        }
     }
 
     /// 128 plus the number of the signal that interrupted the run, or nil.

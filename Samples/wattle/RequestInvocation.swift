@@ -1,4 +1,5 @@
 import ArgumentParser
+import Synchronization
 import Wattle
 import WattleCLIKit
 import WattleKeychain
@@ -336,12 +337,16 @@ struct RequestInvocation: Equatable, Sendable {
         let bar = FileHandleOutput.isTerminal(2) ? ProgressBar() : nil
         let destination = URL(fileURLWithPath: output)
         let resumable = continueDownload
-        // A task of its own, for Ctrl-C to cancel (see Interruption).
+        // A task of its own, for Ctrl-C to cancel (see Interruption), which watches before the
+        // download starts.
+        let cancel = Mutex<(@Sendable () -> Void)?>(nil)
+        let interruption = Interruption { cancel.withLock { $0 }?() }
+        defer { interruption.stop() }
         let download = Task { () async throws(WattleError) -> Response in
             try await session.download(request, to: destination, resumable: resumable) { bar?.update($0) }
         }
-        let interruption = Interruption { download.cancel() }
-        defer { interruption.stop() }
+        cancel.withLock { $0 = { download.cancel() } }
+        if Interruption.exitStatus != nil { download.cancel() }  // a signal came before the task
         let result = await withTaskCancellationHandler {
             await download.result
         } onCancel: {

@@ -107,11 +107,6 @@ enum WattleMain {
         }
         let failure = outcome.wait()
         curlWarmUp?.wait()
-        if let status = Interruption.exitStatus {
-            // Interrupted: 128 plus the signal's number, whatever the command made of it.
-            fflush(nil)
-            _exit(status)
-        }
         // Done: flush and leave at once. `exit` would run every library's exit handlers, ~1 ms
         // of a ~12 ms run for nothing (every file is already written and closed or committed:
         // keychain transactions, downloads renamed into place; the kernel closes sockets), and

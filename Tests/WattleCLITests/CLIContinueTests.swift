@@ -148,8 +148,16 @@ struct CLIInterruptTests {
             let url = server.url("resource/\(length)?cut=1000000&stall=1").absoluteString
             let child = try ChildProcess(
                 CLI.binary.path,
-                ["--stall-timeout", "0"] + (continues ? ["--continue"] : []) + ["-o", file.path, url],
+                // A stall timeout however long, so that a lost signal fails the test, not hangs it.
+                ["--stall-timeout", "200"] + (continues ? ["--continue"] : []) + ["-o", file.path, url],
                 environment: environment)
+            var ended = false
+            defer {
+                if !ended {
+                    kill(child.pid, SIGKILL)
+                    child.waitForExit()
+                }
+            }
             // Under way: the server has the request and, for the plain download, the first bytes
             // have made its temporary file (created at the first byte of the body).
             func underWay() -> Bool {
@@ -165,6 +173,7 @@ struct CLIInterruptTests {
             try #require(underWay(), "the download did not start in 240 s")
             kill(child.pid, signal)
             let (_, errors, status) = await child.collect()
+            ended = true
             #expect(status == 128 + signal, "\(String(decoding: errors, as: UTF8.self))")
             #expect(!String(decoding: errors, as: UTF8.self).contains("cancelled"))
             let names = try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted()

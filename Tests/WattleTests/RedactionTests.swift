@@ -196,6 +196,11 @@ struct RedactionTests {
             // under the base URL, sent with the password in it to the base URL's server.
             "alice:1234s3cr3t-value@127.0.0.1:\(server.port)/echo",
             "alice:1234s3cr3t-value@127.0.0.1",
+            // Any host: an underscore, a name that is not ASCII, none at all.
+            "alice:1234s3cr3t-value@build_server/echo",
+            "deploy:s3cr3t-value@build_server/x",
+            "alice:s3cr3t-value@b\u{FC}cher.example/x",
+            "alice:1234s3cr3t-value@",
         ] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
                 guard case .invalidURL = $0 else { return false }

@@ -28,6 +28,9 @@ enum EndpointResolver {
                     hint = ""
                 } else if UserInfo.endOfSchemelessCredentials(in: beforeQuery, hostFollows: true) != nil {
                     throw Self.credentialsWithoutScheme(trimmed)
+                } else if UserInfo.endOfSchemelessCredentials(in: beforeQuery) != nil {
+                    // `name:x@…` that reads as no host: not echoed, in case it holds a password.
+                    hint = "; for a path holding a colon, begin it with a slash"
                 } else {
                     hint =
                         "; for a path holding a colon, begin it with a slash (\"/\(Redaction.escaped(beforeQuery))\" extends the base URL)"

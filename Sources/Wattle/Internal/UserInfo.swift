@@ -44,24 +44,17 @@ package enum UserInfo {
         }
     }
 
-    /// `host` or `host:port`: a registered name or IPv4 address (letters, digits, `-._~` and
-    /// percent-encoding), or an IPv6 literal in brackets, then optionally a colon and digits.
+    /// Whether what follows the `@` reads as a host, which is anything but text whose colon
+    /// (after an IPv6 literal's brackets) is followed by more than digits: `host`, `host:8443`,
+    /// `build_server`, `bücher.de`, `[::1]:8080` and an empty host are hosts, so their
+    /// credentials are refused; `sha256:0d17…` (a container image's digest) is not.
     private static func isHostAndPort(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var hostEnd = 0
-        if bytes.first == UInt8(ascii: "[") {
-            guard let close = bytes.firstIndex(of: UInt8(ascii: "]")) else { return false }
-            hostEnd = close + 1
-        } else {
-            while hostEnd < bytes.count,
-                PercentEncoding.isASCIILetter(bytes[hostEnd])
-                    || (0x30...0x39).contains(bytes[hostEnd]) || "-._~%".utf8.contains(bytes[hostEnd])
-            {
-                hostEnd += 1
-            }
-            guard hostEnd > 0 else { return false }
+        var rest = bytes[...]
+        if rest.first == UInt8(ascii: "[") {
+            guard let close = rest.firstIndex(of: UInt8(ascii: "]")) else { return true }
+            rest = rest[(close + 1)...]
         }
-        guard hostEnd < bytes.count else { return true }
-        guard bytes[hostEnd] == UInt8(ascii: ":") else { return false }
-        return bytes[(hostEnd + 1)...].allSatisfy { (0x30...0x39).contains($0) }
+        guard let colon = rest.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        return rest[(colon + 1)...].allSatisfy { (0x30...0x39).contains($0) }
     }
 }
