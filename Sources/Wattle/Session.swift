@@ -17,6 +17,10 @@ import Foundation
 /// A session owns one libcurl multi handle driven by one thread; connections and TLS sessions
 /// are reused across its requests. Create one per API and keep it; it is safe to use from any
 /// number of tasks at once. ``shared`` serves the `String` endpoint helpers.
+///
+/// A process that forks without `exec` makes its sessions in the child: the child has none of
+/// the parent's threads, so a session made before the fork would never answer there. (The
+/// sockets of its connections are close-on-exec, so a child that does `exec` gets none.)
 public final class Session: Sendable {
     /// The configuration this session was created with.
     public let configuration: Configuration
