@@ -132,10 +132,11 @@ enum RequestBodyItems {
         var kept: [(String, Value)] = []
         var position: [[UInt8]: Int] = [:]
         for (name, value) in fields {
-            if let index = position[Array(name.utf8)] {
+            let key = Array(name.utf8)
+            if let index = position[key] {
                 kept[index].1 = value
             } else {
-                position[Array(name.utf8)] = kept.count
+                position[key] = kept.count
                 kept.append((name, value))
             }
         }

@@ -353,14 +353,12 @@ public final class Session: Sendable {
         // boundary (`multipart/form-data`, copied from an API's documentation), which gets the
         // body's: the server could not find the parts without it.
         if let contentType = request.body.contentType {
-            if let own = request.headers["Content-Type"] {
-                if let withBoundary = RequestBody.multipartType(own, boundaryFrom: contentType) {
-                    headers["Content-Type"] = withBoundary
-                    bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: withBoundary)
-                }
-            } else {
-                headers["Content-Type"] = contentType
-                bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: contentType)
+            // No type of the request's own: the body's. One of its own: nil (it stands) unless it
+            // is multipart without a boundary.
+            let sent = request.headers["Content-Type"].map { RequestBody.multipartType($0, boundaryFrom: contentType) }
+            if let type = sent ?? contentType {
+                headers["Content-Type"] = type
+                bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: type)
             }
         }
         if configurationHeadersAreValid {
