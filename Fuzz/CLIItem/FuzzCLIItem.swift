@@ -2,7 +2,8 @@
 //
 // Properties: parsing never crashes; a parsed item has a non-empty name (a body file, a
 // non-empty path); for ASCII input, the item written back (separators in the name escaped, and
-// an `@` that starts a field's value) parses to the same item.
+// an `@` that starts a field's value) parses to the same item (`Name:` alone is a removed
+// header, `Name: ` with the space an empty one).
 
 import WattleCLIKit
 import WattleFuzzSupport
@@ -32,12 +33,17 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
         // starting with "=" would read as a JSON field ("a:=b"), as in httpie.
         (name, separator, value) = (n, ": ", v)
         fuzzCheck(!v.hasPrefix(" "), "a header value kept its leading space: \(item)")
+    case .removedHeader(let n):
+        // "Name:" with nothing after the colon.
+        (name, separator, value) = (n, ":", "")
     }
     fuzzCheck(!name.isEmpty, "an item with an empty name: \(item)")
     guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
     var written = ""
     for character in name {
-        if character == "\\" || character == "=" || character == ":" || character == "@" { written.append("\\") }
+        if character == "\\" || character == "=" || character == ":" || character == ";" || character == "@" {
+            written.append("\\")
+        }
         written.append(character)
     }
     // A field's value that starts with "@" is written escaped (`a=\@x`), or it would name a file.

@@ -6,8 +6,11 @@ public enum RequestItem: Equatable, Sendable {
     case stringField(String, String)
     /// `name:=json`
     case jsonField(String, String)
-    /// `Header:value`
+    /// `Header:value`; `Header;` for an empty value.
     case header(String, String)
+    /// `Header:` with nothing after the colon: the header is not sent, not even as a default
+    /// or as one libcurl adds itself (`User-Agent:`, `Accept:`), as in httpie and `curl -H`.
+    case removedHeader(String)
     /// `name=@path`: a string field whose value is the file's text.
     case stringFieldFromFile(String, path: String)
     /// `name:=@path`: a raw JSON field whose value is the file's JSON.
@@ -20,20 +23,21 @@ public enum RequestItem: Equatable, Sendable {
     /// Whether the item goes in the body.
     public var isBody: Bool {
         switch self {
-        case .query, .header: false
+        case .query, .header, .removedHeader: false
         default: true
         }
     }
 
     /// The separators, longest first among those that start alike, so that at one position the
     /// longest wins (`a:=@f` embeds a JSON file, `a:=1` is raw JSON, `a:b` a header).
-    private static let separators = ["==", ":=@", ":=", "=@", "=", ":", "@"]
+    private static let separators = ["==", ":=@", ":=", "=@", "=", ":", ";", "@"]
 
     /// Parses an item: the earliest separator wins, the longest at that position (so `a==b`
     /// is a query, `a:=1` raw JSON, `a=b:c` a string field, `a=b@c` a string field). A
     /// backslash escapes a separator character in the name, and an `@` that starts the value
     /// of `name=` or `name:=` (`name=\@text`: the text, not a file). An item that starts with
-    /// `@` is the body from a file (`@-`: standard input).
+    /// `@` is the body from a file (`@-`: standard input). As in httpie, `Header:` alone removes
+    /// the header, `Header: ` (a space) and `Header;` send it empty, and `;` takes no value.
     public static func parse(_ text: String) throws(RequestItemError) -> RequestItem {
         let characters = Array(text)
         var name = ""
@@ -72,7 +76,15 @@ public enum RequestItem: Equatable, Sendable {
                 case "==": return .query(name, value)
                 case ":=": return .jsonField(name, literal)
                 case "=": return .stringField(name, literal)
-                case ":": return .header(name, value.drop { $0 == " " }.description)
+                case ":": return value.isEmpty ? .removedHeader(name) : .header(name, value.drop { $0 == " " }.description)
+                case ";":
+                    guard value.isEmpty else {
+                        throw RequestItemError(
+                            message:
+                                "the item \"\(text)\" has text after \";\": Header; sends an empty header, Header:value one with a value"
+                        )
+                    }
+                    return .header(name, "")
                 default:
                     guard !value.isEmpty else {
                         throw RequestItemError(message: "the item \"\(text)\" needs a file name after \"\(separator)\"")
@@ -89,7 +101,7 @@ public enum RequestItem: Equatable, Sendable {
         }
         throw RequestItemError(
             message: "\"\(text)\" is not an item: use name==value, name=value, name:=json, Header:value, "
-                + "name=@file, name:=@file, name@file (with --form) or @file")
+                + "Header; (empty), Header: (removed), name=@file, name:=@file, name@file (with --form) or @file")
     }
 }
 

@@ -29,7 +29,7 @@ enum RequestBodyItems {
         var bodyFile: String?
         for item in items {
             switch item {
-            case .query, .header:
+            case .query, .header, .removedHeader:
                 continue
             case .stringField(let name, let value):
                 fields.append((name, .string(value)))

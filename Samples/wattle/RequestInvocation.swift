@@ -163,12 +163,21 @@ struct RequestInvocation: Equatable, Sendable {
         for item in items {
             switch item {
             case .query(let name, let value): request.query.append(name, value)
-            case .header(let name, let value): request.headers.add(name: name, value: value)
+            // As httpie: `Name:` removes the fields before it and omits the header; a later
+            // `Name:value` or `Name;` sends it after all.
+            case .header(let name, let value):
+                request.omittedHeaders.removeAll { $0.lowercased() == name.lowercased() }
+                request.headers.add(name: name, value: value)
+            case .removedHeader(let name):
+                request.headers.remove(name)
+                if !request.omittedHeaders.contains(where: { $0.lowercased() == name.lowercased() }) {
+                    request.omittedHeaders.append(name)
+                }
             default: continue
             }
         }
         if let auth {
-            guard !request.headers.contains("Authorization") else {
+            guard !request.headers.contains("Authorization"), !Self.omitsAuthorization(request) else {
                 throw CLIError.usage("-a and an Authorization header item both set the credentials: give one")
             }
             request.headers["Authorization"] = try Self.basicAuthorization(auth)
@@ -209,6 +218,12 @@ struct RequestInvocation: Equatable, Sendable {
         return prepared
     }
 
+    /// Whether an `Authorization:` item left the header out: no credentials go, so no stored
+    /// token is read.
+    private static func omitsAuthorization(_ request: Request) -> Bool {
+        request.omittedHeaders.contains { $0.lowercased() == "authorization" }
+    }
+
     /// The `Authorization` value of `-a USER[:PASSWORD]`: the password after the first colon,
     /// else `PasswordPrompt`'s (never standard input, which may be the body). As a header of the
     /// request, it goes to the URL's origin only: a redirect elsewhere drops it.
@@ -245,7 +260,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// stored token, so none is read.
     private static func session(_ configuration: Configuration, for request: Request) -> Session {
         guard let store = ConnectionSettings.keychainTokenStore(of: configuration),
-            !request.headers.contains("Authorization"),
+            !request.headers.contains("Authorization"), !omitsAuthorization(request),
             !UserInfo.isPresent(in: request.endpoint)
         else {
             return Session(configuration: configuration)

@@ -25,6 +25,7 @@ struct WattleCLI: AsyncParsableCommand {
             wattle [METHOD] URL [ITEM ...]
               name==value   query parameter         name=value   JSON string field
               name:=json    raw JSON field          Header:value request header
+              Header;       empty header            Header:      header not sent
               name=@file    string field from file  name:=@file  JSON field from file
               name@file     file upload (--form)    @file        the body from a file (@-: stdin)
             METHOD defaults to GET, or POST when there are body items. With --form (-f),

@@ -66,6 +66,28 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
     /// }
     /// ```
     public var acceptedStatuses: Set<Int> = []
+    /// Header names this request goes without, though it would otherwise send them: a
+    /// ``Configuration/defaultHeaders`` field, the ``Configuration/userAgent``, the body's
+    /// `Content-Type`, and the lines libcurl or Wattle add by themselves (`Accept: */*`,
+    /// `Accept-Encoding`, `Expect`). Names compare without regard to case. What `curl -H 'Name:'`
+    /// and httpie's `Name:` item do (the `wattle` CLI's `Name:` item sets this). Empty (the
+    /// default) for none.
+    ///
+    /// Omitting `Authorization` sends the request with no stored token and no credentials at
+    /// all. A header ``Configuration/willSend`` returns is sent even when named here: the hook
+    /// decides for each attempt.
+    ///
+    /// Refused, unsent, with ``WattleError/invalidRequest(reason:)``: a name that is not an
+    /// HTTP token; a name also in ``headers`` (the request cannot both send and omit it); `Host`,
+    /// `Content-Length` and `Transfer-Encoding`, which frame the message; and `Cookie`, whose
+    /// cookie-jar cookies libcurl adds whatever the request says (a session with
+    /// ``Configuration/CookieStorage/none`` sends none).
+    ///
+    /// ```swift
+    /// var request = Request("status")
+    /// request.omittedHeaders = ["User-Agent", "Accept-Encoding"]
+    /// ```
+    public var omittedHeaders: [String] = []
 
     /// Creates a request.
     public init(
@@ -97,6 +119,7 @@ public struct Request: Sendable, CustomStringConvertible, CustomReflectable {
             children: [
                 "endpoint": Redaction.fullURL(endpoint), "method": method, "query": query, "headers": headers,
                 "body": body, "timeout": timeout as Any, "authentication": authentication,
+                "omittedHeaders": omittedHeaders,
             ],
             displayStyle: .struct)
     }

@@ -153,6 +153,7 @@ public final class Session: Sendable {
         // token. (User-info in the base URL is the configuration's: the token still goes.)
         let usesToken =
             request.authentication == .automatic && !request.headers.contains("Authorization")
+            && !OmittedHeaders.contains(request.omittedHeaders, "Authorization")
             && !UserInfo.isPresent(in: request.endpoint)
         guard let retry = configuration.retry else {
             return try await sendAuthenticated(prepared, usesToken: usesToken)
@@ -361,6 +362,12 @@ public final class Session: Sendable {
                 bodyContentType = HTTPHeaders.Field(name: "Content-Type", value: type)
             }
         }
+        var omitted: [String] = []
+        if !request.omittedHeaders.isEmpty {
+            omitted = try OmittedHeaders.checked(request.omittedHeaders, requestHeaders: request.headers)
+            for name in omitted { headers.remove(name) }
+            if bodyContentType.map({ OmittedHeaders.contains(omitted, $0.name) }) == true { bodyContentType = nil }
+        }
         if configurationHeadersAreValid {
             // The other fields come from the configuration, checked once in `init`.
             try request.headers.validate()
@@ -393,6 +400,7 @@ public final class Session: Sendable {
         if let progress = request.uploadProgress { prepared.uploadProgress = progress }
         if let stream { prepared.responseStream = stream }
         if !request.acceptedStatuses.isEmpty { prepared.acceptedStatuses = request.acceptedStatuses }
+        if !omitted.isEmpty { prepared.omittedHeaders = omitted }
         return prepared
     }
 

@@ -123,6 +123,13 @@ public struct TransportRequest: Sendable {
         get { storage.fields.acceptedStatuses }
         set { uniqueStorage().fields.acceptedStatuses = newValue }
     }
+    /// Header names this request goes without (``Request/omittedHeaders``), checked, each once.
+    /// They are not in ``headers``; a transport that adds headers of its own leaves these out
+    /// (the libcurl transport tells libcurl not to send its own `Accept` and the like).
+    public var omittedHeaders: [String] {
+        get { storage.fields.omittedHeaders }
+        set { uniqueStorage().fields.omittedHeaders = newValue }
+    }
     /// Whether a 2xx body is handed over as it arrives (a download's to its file, a stream's
     /// to its reader) instead of kept in memory: the size limit then applies to other bodies.
     package var streamsBody: Bool { storage.fields.download != nil || storage.fields.responseStream != nil }
@@ -186,6 +193,7 @@ public struct TransportRequest: Sendable {
         var uploadProgress: (@Sendable (UploadProgress) -> Void)?
         var responseStream: ResponseStreamBuffer?
         var acceptedStatuses: Set<Int> = []
+        var omittedHeaders: [String] = []
     }
 
     /// The box the copies share. Written only through `uniqueStorage()`, that is only while one
@@ -270,7 +278,7 @@ extension TransportRequest: CustomReflectable {
                 "bodySegments": fields.bodySegments.map(\.mirrored),
                 "timeouts": fields.timeouts, "maximumResponseSize": fields.maximumResponseSize as Any,
                 "maximumHeaderSize": fields.maximumHeaderSize, "trust": fields.trust,
-                "download": fields.download as Any,
+                "download": fields.download as Any, "omittedHeaders": fields.omittedHeaders,
             ],
             displayStyle: .struct)
     }

@@ -17,6 +17,20 @@ struct CLIKitTests {
         #expect(throws: RequestItemError.self) { try RequestItem.parse("plainword") }
     }
 
+    @Test("headers as httpie has them: Name: removes the header, Name; and Name: with a space send it empty")
+    func headerItems() throws {
+        #expect(try RequestItem.parse("User-Agent:") == .removedHeader("User-Agent"))
+        #expect(try RequestItem.parse("X-Empty;") == .header("X-Empty", ""))
+        #expect(try RequestItem.parse("X-Empty: ") == .header("X-Empty", ""))
+        #expect(try RequestItem.parse("Cookie:a=1;b=2") == .header("Cookie", "a=1;b=2"))
+        #expect(try RequestItem.parse("q==a;b") == .query("q", "a;b"))
+        #expect(try RequestItem.parse(#"a\;b=1"#) == .stringField("a;b", "1"))
+        #expect(!RequestItem.removedHeader("X").isBody)
+        for bad in ["X;foo", "a;b=c", ";"] {
+            #expect(throws: RequestItemError.self, "\(bad)") { try RequestItem.parse(bad) }
+        }
+    }
+
     @Test(
         "file items, httpie's: name=@file, name:=@file, name@file, @file and @-; an @ after another separator is text")
     func fileItems() throws {

@@ -362,6 +362,25 @@ struct CLITests {
         #expect(try JSONDecoder().decode(Echo.self, from: put.stdout).method == "PUT")
     }
 
+    @Test("Header: leaves out a header the CLI or libcurl would send, Header; sends it empty, the last item wins")
+    func headerRemoval() async throws {
+        let server = try await Servers.plain.value
+        let result = try await CLI.run([
+            server.url("echo").absoluteString, "User-Agent:", "Accept:", "Accept-Encoding:", "X-Empty;", "X-Gone:1",
+            "X-Gone:", "X-Back:", "X-Back:2",
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+        for name in ["User-Agent", "Accept", "Accept-Encoding", "X-Gone"] {
+            #expect(echo.headerValues(name).isEmpty, "\(name): \(echo.headerValues(name))")
+        }
+        #expect(echo.headerValues("X-Empty") == [""] && echo.headerValues("X-Back") == ["2"])
+        let host = try await CLI.run([server.url("echo").absoluteString, "Host:"])
+        #expect(host.status == 1 && host.stderr.contains("Host cannot be omitted"))
+        let both = try await CLI.run(["-a", "bob:pw", server.url("echo").absoluteString, "Authorization:"])
+        #expect(both.status == 1 && both.stderr.contains("-a and an Authorization"))
+    }
+
     @Test("the body goes raw to a pipe, byte for byte")
     func rawWhenPiped() async throws {
         let server = try await Servers.plain.value

@@ -330,7 +330,8 @@ final class CurlTransfer: @unchecked Sendable {
             if headers.contains("Host") { handle.isSpent = true }
         }
         do {
-            let list = try handle.headerList(for: headers, hasBody: request.hasBody)
+            let list = try handle.headerList(
+                for: headers, hasBody: request.hasBody, omitting: request.omittedHeaders)
             check(wattle_curl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list), "HTTPHEADER")
         } catch {
             check(CURLE_OUT_OF_MEMORY, "HTTPHEADER")

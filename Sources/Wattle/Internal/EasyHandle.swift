@@ -26,7 +26,7 @@ final class EasyHandle {
     /// The header list of the last transfer, and what it was built from: reused when the next
     /// transfer sends the same fields (the common case for an API client).
     private(set) var headerList: UnsafeMutablePointer<curl_slist>?
-    private var headerListSource: (headers: HTTPHeaders, hasBody: Bool)?
+    private var headerListSource: (headers: HTTPHeaders, hasBody: Bool, omitted: [String])?
     /// The handle's `CURLOPT_BUFFERSIZE` (curl's default until a transfer changes it).
     var receiveBufferSize = CurlTransfer.receiveBufferSize
     /// ``CurlEngine/Settings/freshCleartextConnections``: each transfer sets whether it opens
@@ -134,19 +134,21 @@ final class EasyHandle {
         return failed
     }
 
-    /// The `CURLOPT_HTTPHEADER` list for these fields (``headerLines(for:hasBody:)``), built
-    /// only when they differ from the last transfer's. Throws, keeping the last list, when
+    /// The `CURLOPT_HTTPHEADER` list for these fields (``headerLines(for:hasBody:omitting:)``),
+    /// built only when they differ from the last transfer's. Throws, keeping the last list, when
     /// libcurl cannot allocate it.
     func headerList(
-        for headers: HTTPHeaders, hasBody: Bool
+        for headers: HTTPHeaders, hasBody: Bool, omitting omitted: [String] = []
     ) throws(CurlStringList.AllocationFailed) -> UnsafeMutablePointer<curl_slist>? {
-        if let source = headerListSource, source.hasBody == hasBody, Self.sameBytes(source.headers, headers) {
+        if let source = headerListSource, source.hasBody == hasBody, Self.sameBytes(source.headers, headers),
+            source.omitted.count == omitted.count, zip(source.omitted, omitted).allSatisfy(Self.sameBytes)
+        {
             return headerList
         }
-        let list = try CurlStringList.make(Self.headerLines(for: headers, hasBody: hasBody))
+        let list = try CurlStringList.make(Self.headerLines(for: headers, hasBody: hasBody, omitting: omitted))
         if let headerList { curl_slist_free_all(headerList) }
         headerList = list
-        headerListSource = (headers, hasBody)
+        headerListSource = (headers, hasBody, omitted)
         return list
     }
 
@@ -177,16 +179,22 @@ final class EasyHandle {
     /// `Accept: */*` is not in the list: libcurl sends that same line itself when the list names
     /// no `Accept`. Each line of the list costs libcurl a pass of its checks for the headers it
     /// handles itself on every request, and only a request with a body can get an `Expect`.
-    static func headerLines(for headers: HTTPHeaders, hasBody: Bool) -> [String] {
+    ///
+    /// Each omitted name (``Request/omittedHeaders``) not among the fields is a `Name:` line,
+    /// libcurl's way to leave out a header it would add itself (`Accept`, or `Authorization`
+    /// from a URL's user-info), and Wattle adds none of its own by that name.
+    static func headerLines(for headers: HTTPHeaders, hasBody: Bool, omitting omitted: [String] = []) -> [String] {
         var lines: [String] = []
-        lines.reserveCapacity(headers.count + 3)
+        lines.reserveCapacity(headers.count + omitted.count + 3)
         for field in headers {
             // "Name;" is libcurl's way to send a header with an empty value.
             lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
         }
-        if let line = CurlGlobal.acceptEncodingLine, !headers.contains("Accept-Encoding") { lines.append(line) }
-        if hasBody, !headers.contains("Expect") { lines.append("Expect:") }
-        if hasBody, !headers.contains("Content-Type") { lines.append("Content-Type:") }
+        func adds(_ name: String) -> Bool { !headers.contains(name) && !OmittedHeaders.contains(omitted, name) }
+        if let line = CurlGlobal.acceptEncodingLine, adds("Accept-Encoding") { lines.append(line) }
+        if hasBody, adds("Expect") { lines.append("Expect:") }
+        if hasBody, adds("Content-Type") { lines.append("Content-Type:") }
+        for name in omitted where !headers.contains(name) { lines.append("\(name):") }
         return lines
     }
 }
