@@ -76,7 +76,8 @@ public enum RequestItem: Equatable, Sendable {
                 case "==": return .query(name, value)
                 case ":=": return .jsonField(name, literal)
                 case "=": return .stringField(name, literal)
-                case ":": return value.isEmpty ? .removedHeader(name) : .header(name, value.drop { $0 == " " }.description)
+                case ":":
+                    return value.isEmpty ? .removedHeader(name) : .header(name, value.drop { $0 == " " }.description)
                 case ";":
                     guard value.isEmpty else {
                         throw RequestItemError(

@@ -6,7 +6,9 @@ import WattleDemoServer
 
 @Suite("Request.omittedHeaders: a request goes without a default, the user agent or libcurl's own headers")
 struct OmittedHeaderTests {
-    @Test("the user agent, a default header, Accept, Accept-Encoding and a body's Content-Type are left out; the rest stay")
+    @Test(
+        "the user agent, a default header, Accept, Accept-Encoding and a body's Content-Type are left out; the rest stay"
+    )
     func leftOut() async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server) { $0.defaultHeaders = ["X-Client": "tests", "X-Kept": "yes"] }
@@ -57,7 +59,8 @@ struct OmittedHeaderTests {
     @Test(
         "Host, framing, Cookie, a name the request also sets and a name that is not a token are refused, unsent",
         arguments: [
-            ("Host", "names the server"), ("content-length", "frames the body"), ("Transfer-Encoding", "frames the body"),
+            ("Host", "names the server"), ("content-length", "frames the body"),
+            ("Transfer-Encoding", "frames the body"),
             ("Cookie", "cookie jar"), ("X-Own", "both set and omitted"), ("Bad Name", "not an HTTP token"),
             ("", "not an HTTP token"),
         ])
