@@ -53,9 +53,8 @@ public enum SecretArguments {
             } else if argument[1] == dash {
                 // --name=VALUE, or --name VALUE.
                 if let equals {
-                    if let kind = longOption(argument[2..<equals]) {
-                        add(kind, in: argument[(equals + 1)...], argument: index)
-                    }
+                    // An option this does not know (`--base-url=URL`): its value may be a URL.
+                    add(longOption(argument[2..<equals]) ?? .operand, in: argument[(equals + 1)...], argument: index)
                 } else if let kind = longOption(argument[2...]), index + 1 < arguments.count {
                     index += 1
                     add(kind, in: arguments[index][...], argument: index)
@@ -63,6 +62,10 @@ public enum SecretArguments {
             } else if equals == 2 {
                 // -a=VALUE: ArgumentParser reads the value after the `=`.
                 if let kind = shortOption(argument[1]) { add(kind, in: argument[3...], argument: index) }
+            } else if let attached = attachedValue(argument) {
+                // -aUSER:PASSWORD, getopt's attached value, which ArgumentParser does not read:
+                // it reports the argument as unknown, with its text.
+                add(.password, in: attached, argument: index)
             } else {
                 // -a VALUE, or a group of short flags (-va VALUE, -oa FILE VALUE): each that takes a
                 // value takes the next argument, in order.
@@ -77,8 +80,33 @@ public enum SecretArguments {
         return spans
     }
 
+    /// The text after `-a` in a short-option argument that cannot be a group of flags (a
+    /// colon is no option letter): `-abob:pw`, `-va bob:pw` written as `-vabob:pw`.
+    private static func attachedValue(_ argument: [UInt8]) -> ArraySlice<UInt8>? {
+        guard argument.contains(UInt8(ascii: ":")),
+            let letter = argument.dropFirst().firstIndex(where: { shortOption($0) == .password }),
+            letter + 1 < argument.count
+        else { return nil }
+        return argument[(letter + 1)...]
+    }
+
+    /// `message` with each secret of `arguments` (the process's arguments without its path)
+    /// shown as `*`s wherever the argument holding it appears whole: for the text of
+    /// ArgumentParser's errors, which quote an argument they could not read.
+    public static func redacting(_ message: String, arguments: [String]) -> String {
+        let bytes = arguments.map { Array($0.utf8) }
+        var text = message
+        for span in spans(in: bytes) {
+            var hidden = bytes[span.argument]
+            guard hidden.count > 1 else { continue }
+            for offset in span.bytes.clamped(to: hidden.indices) { hidden[offset] = UInt8(ascii: "*") }
+            text = text.replacing(arguments[span.argument], with: String(decoding: hidden, as: UTF8.self))
+        }
+        return text
+    }
+
     /// What an option's value holds.
-    private enum Kind {
+    private enum Kind: Equatable {
         /// All of it is secret.
         case whole
         /// `USER:PASSWORD`: the part after the first colon is.

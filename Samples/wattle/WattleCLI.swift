@@ -1,6 +1,7 @@
 import ArgumentParser
 import Logging
 import Wattle
+import WattleCLIKit
 
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -123,7 +124,9 @@ enum WattleMain {
         case let code as ExitCode: _exit(code.rawValue)
         case let failure? where WattleCLI.exitCode(for: failure) == .success: WattleCLI.exit(withError: failure)
         case let failure?:
-            printError(oneLine(WattleCLI.message(for: failure)) + " (see wattle --help)")
+            // ArgumentParser quotes an argument it could not read (`-abob:pw`): its secret is hidden.
+            let message = SecretArguments.redacting(WattleCLI.message(for: failure), arguments: arguments)
+            printError(oneLine(message) + " (see wattle --help)")
             _exit(ExitStatus.usageOrOther)
         }
     }

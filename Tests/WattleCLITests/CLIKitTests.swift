@@ -180,6 +180,12 @@ struct SecretArgumentsTests {
         #expect(Self.secrets(["-oa", "a:file", "alice:second", "URL"]) == ["second"])
         #expect(Self.secrets(["-ao", "alice:third", "a:file", "URL"]) == ["third"])
         #expect(Self.secrets(["--output", "-a", "-a", "alice:fourth"]) == ["fourth"])
+        // getopt's attached value, which ArgumentParser refuses, quoting it: a colon is no flag.
+        #expect(Self.secrets(["-aalice:fifth", "URL"]) == ["fifth"])
+        #expect(Self.secrets(["-vaalice:sixth", "URL"]) == ["sixth"])
+        #expect(
+            SecretArguments.redacting("Unknown option '-aalice:fifth'", arguments: ["-aalice:fifth", "URL"])
+                == "Unknown option '-aalice:*****'")
     }
 
     @Test("a URL's user-info password, in any argument; after -- nothing is an option")
@@ -187,6 +193,9 @@ struct SecretArgumentsTests {
         #expect(Self.secrets(["https://u:s3@h.test:8443/p?q=a:b@c"]) == ["s3"])
         #expect(Self.secrets(["--proxy=http://u:pw@proxy:3128", "URL"]) == ["pw"])
         #expect(Self.secrets(["--proxy", "u:pv@proxy:3128", "URL"]) == ["pv"])
+        // Any other option's =VALUE is read as an operand: --base-url=URL.
+        #expect(Self.secrets(["--base-url=https://u:pb@h.test/", "me"]) == ["pb"])
+        #expect(Self.secrets(["--timeout=5", "--keychain=/k:x@y"]) == [])
         // An operand is a URL only with its scheme: these are body fields and headers.
         #expect(Self.secrets(["URL", "note=a:b@c", "From:ada:x@example.com"]) == [])
         #expect(Self.secrets(["https://u@h.test/", "https://h.test/a:b@c", "x://u:@h"]) == [])
