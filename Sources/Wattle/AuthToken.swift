@@ -48,7 +48,9 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
     /// - Parameter previous: the token being refreshed; its refresh token is kept when the
     ///   response carries none.
     /// - Throws: ``WattleError/decoding(type:underlying:bodyPrefix:)`` when the body has no
-    ///   access token; the body's prefix in it has credential-looking values redacted.
+    ///   access token, or an empty one, or a `token_type` other than `Bearer` (in any case; none
+    ///   is taken as Bearer), which RFC 6749 section 7.1 forbids using; the body's prefix in it
+    ///   has credential-looking values redacted.
     public init(oauthResponse response: Response, previous: AuthToken? = nil) throws(WattleError) {
         struct Body: Decodable {
             var access_token: String
@@ -96,10 +98,29 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
                 body.expires_in = nil
             }
         }
+        // The same rules for both forms: an empty access token is none, and an empty refresh
+        // token or type is absent (an empty refresh token would replace the previous one, and
+        // the next refresh would send "" and be refused).
+        guard !body.access_token.isEmpty else {
+            throw .decoding(
+                type: "AuthToken", underlying: "the response's access_token is empty",
+                bodyPrefix: Redaction.bodyPrefix(response.data))
+        }
+        let type = body.token_type.flatMap { $0.isEmpty ? nil : $0 } ?? "Bearer"
+        // RFC 6749 section 7.1: a client must not use a token whose type it does not understand.
+        // Sent as a Bearer token, a DPoP- or MAC-bound one is refused, and each refusal spends
+        // a refresh.
+        guard type.lowercased() == "bearer" else {
+            throw .decoding(
+                type: "AuthToken",
+                underlying:
+                    "the token_type is \"\(Redaction.escaped(String(type.prefix(40))))\", not Bearer: Wattle sends Bearer tokens only (RFC 6750)",
+                bodyPrefix: Redaction.bodyPrefix(response.data))
+        }
         self.init(
-            accessToken: body.access_token, refreshToken: body.refresh_token ?? previous?.refreshToken,
-            expiresAt: body.expires_in?.value.map { Date(timeIntervalSinceNow: $0) },
-            tokenType: body.token_type.map { $0.lowercased() == "bearer" ? "Bearer" : $0 } ?? "Bearer")
+            accessToken: body.access_token,
+            refreshToken: body.refresh_token.flatMap { $0.isEmpty ? nil : $0 } ?? previous?.refreshToken,
+            expiresAt: body.expires_in?.value.map { Date(timeIntervalSinceNow: $0) }, tokenType: "Bearer")
         // A refreshed token is for the same client as the one it replaces.
         binding = previous?.binding
     }
@@ -126,9 +147,14 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
         isBasic ? BasicCredentials.redacted(accessToken) : Self.redact(accessToken)
     }
 
-    /// A redacted form of any secret: `abcd…wxyz` for long ones, `…` for short ones.
+    /// A redacted form of any secret, showing at most a quarter of it: `abcd…wxyz` from 32
+    /// characters, `abcd…` (the start, often a kind such as `eyJh` or `gho_`) from 16, `…` below.
     public static func redact(_ secret: String) -> String {
-        secret.count >= 16 ? "\(secret.prefix(4))…\(secret.suffix(4))" : "…"
+        switch secret.count {
+        case 32...: "\(secret.prefix(4))…\(secret.suffix(4))"
+        case 16...: "\(secret.prefix(4))…"
+        default: "…"
+        }
     }
 
     /// `AuthToken(Bearer eyJh….sig, refresh token set, expires in 3599 s)`: no whole secret.

@@ -149,6 +149,38 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test(
+        "a renewal before expiry that fails (a 503, then the cap) still sends the unexpired token; a refused refresh token does not"
+    )
+    func earlyRenewalFailureSendsTheToken() async throws {
+        let fixture = try await AuthFixture.make { $0.authenticator?.maximumRefreshesPerWindow = 2 }
+        // Within the 10 s leeway, so renewed before it is sent; the server takes it for 300 s.
+        let soon = AuthToken(
+            accessToken: fixture.tokens.access, refreshToken: fixture.tokens.refresh,
+            expiresAt: Date(timeIntervalSinceNow: 8))
+        try await fixture.store.save(soon)
+        fixture.server.api.configure { $0.failRefreshWithServerError = true }
+        for _ in 0..<4 {
+            let echo = try await fixture.session.get("echo").decode(Echo.self)
+            #expect(echo.header("Authorization") == "Bearer \(fixture.tokens.access)")
+        }
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
+        try await fixture.server.stop()
+
+        let refused = try await AuthFixture.make()
+        try await refused.store.save(
+            AuthToken(
+                accessToken: refused.tokens.access, refreshToken: refused.tokens.refresh,
+                expiresAt: Date(timeIntervalSinceNow: 8)))
+        refused.server.api.configure { $0.rejectRefresh = true }
+        await expectWattleError({ _ = try await refused.session.get("echo") }) {
+            if case .authenticationFailed = $0 { true } else { false }
+        }
+        #expect(try await refused.store.load() == nil)
+        try await refused.server.stop()
+    }
+
     @Test("a refresh that fails for another reason fails the waiters but keeps the token")
     func failedRefreshKeepsToken() async throws {
         let fixture = try await AuthFixture.make()
@@ -693,6 +725,11 @@ struct AuthenticationTests {
             if case .authenticationFailed(let reason) = $0 { return reason.contains("more than 2 times") }
             return false
         }
+        #expect(fixture.server.stats.hits("/api/refresh") == 2)
+        // At the cap, a token another session saved is still taken up: it costs no refresh.
+        let saved = fixture.server.api.issueTokens()
+        try await fixture.store.save(AuthToken(accessToken: saved.access, refreshToken: saved.refresh))
+        #expect(try await fixture.session.get("api/whoami").statusCode == 200)
         #expect(fixture.server.stats.hits("/api/refresh") == 2)
         try await fixture.server.stop()
     }

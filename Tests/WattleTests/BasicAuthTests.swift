@@ -69,7 +69,7 @@ struct BasicAuthTests {
     @Test("descriptions, dumps and reflection show no password, and a long username (an API key) only redacted")
     func redaction() throws {
         let key = try AuthToken.basic(username: "sk_live_0123456789abcdef", password: "")
-        #expect(key.description == "AuthToken(Basic sk_l…cdef:…, no refresh token)")
+        #expect(key.description == "AuthToken(Basic sk_l…:…, no refresh token)")
         let user = try AuthToken.basic(username: "alice", password: "correct horse battery staple")
         #expect(user.redactedAccessToken == "…:…")
         var dumped = ""

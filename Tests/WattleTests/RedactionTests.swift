@@ -301,4 +301,39 @@ struct RedactionTests {
                 oauthResponse: response("error=bad_verification_code", type: "application/x-www-form-urlencoded"))
         }
     }
+
+    @Test(
+        "a JSON token response reads as a form does: an empty refresh token or type is absent, an empty access token or another type than Bearer is refused"
+    )
+    func tokenResponseFieldRules() throws {
+        let url = try #require(URL(string: "https://api.example.test/token"))
+        func json(_ body: String) -> Response {
+            Response(statusCode: 200, headers: ["Content-Type": "application/json"], data: Data(body.utf8), url: url)
+        }
+        let previous = AuthToken(accessToken: "old", refreshToken: "r1")
+        let empties = try AuthToken(
+            oauthResponse: json(#"{"access_token":"a","refresh_token":"","token_type":""}"#), previous: previous)
+        #expect(
+            empties.refreshToken == "r1" && empties.tokenType == "Bearer" && empties.authorizationValue == "Bearer a")
+        let lower = try AuthToken(oauthResponse: json(#"{"access_token":"a","token_type":"bEaReR"}"#))
+        #expect(lower.tokenType == "Bearer")
+        for body in [
+            #"{"access_token":""}"#, #"{"access_token":"a","token_type":"DPoP"}"#,
+            #"{"access_token":"a","token_type":"mac"}"#,
+        ] {
+            #expect(throws: WattleError.self, "\(body)") { try AuthToken(oauthResponse: json(body)) }
+        }
+        let form = Response(
+            statusCode: 200, headers: ["Content-Type": "application/x-www-form-urlencoded"],
+            data: Data("access_token=a&token_type=N_A".utf8), url: url)
+        #expect(throws: WattleError.self) { try AuthToken(oauthResponse: form) }
+    }
+
+    @Test("a redacted secret shows at most a quarter of it")
+    func redactedSecretShare() {
+        #expect(AuthToken.redact("abcdefghijklmno") == "…")
+        #expect(AuthToken.redact("abcdefghijklmnop") == "abcd…")
+        let long = String(repeating: "x", count: 28) + "wxyz"
+        #expect(AuthToken.redact("abcd" + long.dropFirst(4)) == "abcd…wxyz")
+    }
 }

@@ -67,7 +67,17 @@ actor AuthCoordinator {
         }
         if token.isExpired(leeway: effectiveLeeway(for: token)), renewsBeforeExpiry(token) {
             logger.debug("access token expired or about to; renewing before sending")
-            return try await renewed()
+            do {
+                return try await renewed()
+            } catch {
+                // Renewed early, within the leeway: a renewal that failed (a 503, a timeout, the
+                // cap) but left the token in place does not fail a request the server would still
+                // take. A refused refresh token cleared it; a cancelled request stays cancelled.
+                if case .cancelled = error { throw error }
+                guard let kept = self.token, kept.isSameCredential(as: token), !kept.isExpired() else { throw error }
+                logger.debug("renewing the token before it expires failed; sending it while it lasts: \(error)")
+                return (kept, version)
+            }
         }
         return (token, version)
     }
@@ -314,14 +324,19 @@ actor AuthCoordinator {
         }
         let now = ContinuousClock.now
         refreshTimes.removeAll { now - $0 > authenticator.refreshWindow }
-        guard refreshTimes.count < authenticator.maximumRefreshesPerWindow else {
+        // At the cap, the store is still read: a token another session saved costs no call to
+        // the server, and is taken up.
+        let capped: WattleError?
+        if refreshTimes.count < authenticator.maximumRefreshesPerWindow {
+            capped = nil
+            refreshTimes.append(now)
+        } else {
             let what = initial.obtains ? "obtain a token" : "refresh the token"
-            throw .authenticationFailed(
+            capped = .authenticationFailed(
                 reason:
                     "refused to \(what) more than \(authenticator.maximumRefreshesPerWindow) times in \(WattleError.format(authenticator.refreshWindow))"
             )
         }
-        refreshTimes.append(now)
         let session = bareSession
         let store = authenticator.store
         let rejected = authenticator.isRefreshRejected
@@ -333,6 +348,10 @@ actor AuthCoordinator {
             case .superseded: return self.superseded()
             case .adopted(let stored): return (stored, self.version)
             case .renew(let token):
+                if let capped {
+                    self.finish(.failure(capped))
+                    throw capped
+                }
                 // A token the store gave may be renewed another way than the one it replaces.
                 // (Always some way: a refresh or an obtain is configured, and either takes a token.)
                 renewal = self.renewal(for: token) ?? initial
