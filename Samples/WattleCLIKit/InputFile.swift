@@ -39,6 +39,24 @@ public enum InputFile {
         return type == S_IFREG || type == S_IFIFO || type == S_IFSOCK
     }
 
+    /// Whether standard input already holds bytes to read, without reading them: a regular
+    /// file with bytes past the current offset, or a pipe or socket with bytes waiting
+    /// (`FIONREAD`). A pipe its writer has not written to yet, or an empty one, holds none.
+    public static var standardInputHasPendingBytes: Bool {
+        var status = stat()
+        guard fstat(0, &status) == 0 else { return false }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            let offset = lseek(0, 0, SEEK_CUR)
+            return status.st_size > max(0, offset)
+        case S_IFIFO, S_IFSOCK:
+            var waiting: Int32 = 0
+            return ioctl(0, UInt(FIONREAD), &waiting) == 0 && waiting > 0
+        default:
+            return false
+        }
+    }
+
     private static func readAll(descriptor: Int32, name: String) throws(InputFileError) -> [UInt8] {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)

@@ -28,6 +28,16 @@ public enum RequestItem: Equatable, Sendable {
         }
     }
 
+    /// Whether the item reads standard input (`@-`, `name=@-`, `name:=@-`, `name@-`).
+    public var readsStandardInput: Bool {
+        switch self {
+        case .bodyFile(let path), .stringFieldFromFile(_, let path), .jsonFieldFromFile(_, let path),
+            .fileUpload(_, let path):
+            path == "-"
+        default: false
+        }
+    }
+
     /// The separators, longest first among those that start alike, so that at one position the
     /// longest wins (`a:=@f` embeds a JSON file, `a:=1` is raw JSON, `a:b` a header).
     private static let separators = ["==", ":=@", ":=", "=@", "=", ":", ";", "@"]

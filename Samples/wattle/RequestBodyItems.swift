@@ -81,6 +81,8 @@ enum RequestBodyItems {
         if fields.isEmpty {
             // An empty standard input is no body, as if it had not been redirected.
             guard readStandardInput, case let bytes = try read("-"), !bytes.isEmpty else { return nil }
+            // With --form, standard input is the form, already encoded (`a=1&b=2`), as in httpie.
+            if form { return .data(Data(bytes), contentType: "application/x-www-form-urlencoded") }
             return whole(bytes, named: "-")
         }
         guard form else { return json(fields) }

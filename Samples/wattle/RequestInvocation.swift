@@ -186,6 +186,15 @@ struct RequestInvocation: Equatable, Sendable {
         // that takes a body, so that a script's `wattle URL` never waits on an open pipe.
         let takesStandardInput =
             !ignoreStdin && method.map { [.post, .put, .patch].contains($0) } == true && InputFile.standardInputHasData
+        // Bytes on standard input beside body items would be dropped without a word: refused, as
+        // httpie does (checked without reading, so an open pipe with nothing in it is no body).
+        if !ignoreStdin, items.contains(where: \.isBody), !items.contains(where: \.readsStandardInput),
+            InputFile.standardInputHasPendingBytes
+        {
+            throw CLIError.usage(
+                "standard input holds a body, and body items were given too: send one of the two (--ignore-stdin sends the items)"
+            )
+        }
         let body = try RequestBodyItems.body(for: items, form: form, readStandardInput: takesStandardInput)
         request.method = method ?? (body == nil ? .get : .post)
         if let body { request.body = body }

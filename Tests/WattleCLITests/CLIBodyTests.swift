@@ -173,8 +173,22 @@ struct CLIBodyTests {
             #expect(result.bodyData.isEmpty, "\(arguments) read standard input")
             #expect(result.header("Content-Type") == nil, "\(arguments): a body was sent")
         }
-        let fields = try await echo(["POST", url, "a=1"], .file(files.path("data.json")))
+        // A body on standard input and body items: refused, as httpie does, nothing sent;
+        // --ignore-stdin sends the items. An empty pipe is no body.
+        for input in [CLI.Input.file(files.path("data.json")), .pipe(Data(files.json.utf8))] {
+            for arguments in [["POST", url, "a=1"], [url, "a=1"]] {
+                let mixed = try await CLI.run(arguments, input: input)
+                #expect(mixed.status == 1 && mixed.stderr.contains("--ignore-stdin"), "\(arguments): \(mixed.stderr)")
+                #expect(mixed.stdout.isEmpty)
+            }
+        }
+        let fields = try await echo(["POST", url, "a=1", "--ignore-stdin"], .file(files.path("data.json")))
         #expect(fields.body == #"{"a":"1"}"#)
+        let emptyPipe = try await echo(["POST", url, "a=2"], .pipe(Data()))
+        #expect(emptyPipe.body == #"{"a":"2"}"#)
+        // With --form, standard input is the form, already encoded.
+        let form = try await echo(["-f", "POST", url], .pipe(Data("a=1&b=2".utf8)))
+        #expect(form.body == "a=1&b=2" && form.header("Content-Type") == "application/x-www-form-urlencoded")
     }
 
     @Test("--form: fields URL-encoded; with name@file, multipart with the file's name, type and exact bytes")
