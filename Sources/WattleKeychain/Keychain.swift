@@ -125,7 +125,8 @@ public struct Keychain: KeychainService, Sendable {
     /// Stores bytes, replacing any value of the key in one transaction.
     ///
     /// - Throws: ``KeychainError/interactionNotAllowed`` while the keychain is locked when the
-    ///   new value or the one it replaces needs it unlocked (``KeychainAccessibility/whenUnlocked``).
+    ///   new value or the one it replaces needs it unlocked (``KeychainAccessibility/whenUnlocked``);
+    ///   ``KeychainError/dataTooLarge`` when the value is too large to store (the old one stays).
     public func set(_ data: Data, forKey key: String) throws {
         try Self.check(key)
         let address = try address()

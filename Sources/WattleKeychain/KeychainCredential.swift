@@ -20,8 +20,13 @@ public import Foundation
 /// A key file and key bytes are interchangeable: the bytes of a key file open its keychain.
 ///
 /// Swift strings and arrays cannot be wiped, so a passphrase or key bytes held in this value
-/// may linger in memory until it is released. A ``KeychainStore`` drops its copy once the
-/// keychain is open; what unlocks it is stretched or copied into guarded memory at once.
+/// may linger in memory until it is released. What unlocks a keychain is stretched or copied
+/// into guarded memory at once. A ``KeychainStore`` of a file drops its copy of a passphrase or
+/// key bytes once the keychain is open (``KeychainStore/unlock(with:)`` needs them again), and
+/// keeps a key file's URL, which is no secret, for ``KeychainStore/unlock()``. A store from
+/// ``KeychainStore/inMemory(credential:)`` (meant for tests) keeps whatever credential it was
+/// given or changed to, a passphrase or key bytes too, for as long as the store lives, so that
+/// ``KeychainStore/unlock()`` works.
 public struct KeychainCredential: Sendable {
     /// How much work stretching a passphrase costs (Argon2id limits of libsodium).
     public enum PassphraseStrength: Sendable, Hashable {

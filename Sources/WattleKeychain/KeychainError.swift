@@ -41,6 +41,9 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
     case authFailed
     /// An item with the same identity already exists (`errSecDuplicateItem`, -25299).
     case duplicateItem
+    /// An item's data or attributes are too large to store (`errSecDataTooLarge`, -25302): one
+    /// value of a keychain file holds at most SQLite's length limit (about 1 GB by default).
+    case dataTooLarge
     /// No item matches the query (`errSecItemNotFound`, -25300).
     case itemNotFound
     /// The keychain is locked and the item's accessibility needs it unlocked
@@ -69,6 +72,7 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
         case -25291: self = .notAvailable
         case -25293: self = .authFailed
         case -25299: self = .duplicateItem
+        case -25302: self = .dataTooLarge
         case -25300: self = .itemNotFound
         case -25308: self = .interactionNotAllowed
         case -26275: self = .decode
@@ -89,6 +93,7 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notAvailable: -25291
         case .authFailed: -25293
         case .duplicateItem: -25299
+        case .dataTooLarge: -25302
         case .itemNotFound: -25300
         case .interactionNotAllowed: -25308
         case .decode: -26275
@@ -110,7 +115,9 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
         case .io:
             text = "Reading or writing the keychain file failed; check the disk and the file, then try again."
         case .param:
-            text = "A parameter was invalid (for example an empty service or key, or a key that is not 32 bytes)."
+            text =
+                "A parameter was invalid (for example an empty service or key, a key that is not 32 bytes, "
+                + "or a keychain name that is empty, \".\" or \"..\", or holds \"/\" or NUL)."
         case .allocate:
             text = "Memory for key material could not be allocated."
         case .readOnly:
@@ -121,6 +128,10 @@ public enum KeychainError: Error, Sendable, Hashable, CustomStringConvertible {
             text = "The passphrase or key does not open this keychain; supply the one it was created with."
         case .duplicateItem:
             text = "An item with the same identity already exists; update it instead, or use set, which replaces."
+        case .dataTooLarge:
+            text =
+                "The item is too large for the keychain (its data or attributes exceed the size one stored value may have); "
+                + "store a smaller value, or keep large data in a file and only its key in the keychain."
         case .itemNotFound:
             text = "No keychain item matches the query."
         case .interactionNotAllowed:

@@ -94,10 +94,22 @@ public final class KeychainStore: Sendable {
     /// `name.key` next to it (created on first use).
     ///
     /// Anyone who can read the key file can open the keychain: see the security model article.
+    ///
+    /// - Throws: ``KeychainError/param`` when `name` is not one file name (empty, `.` or `..`,
+    ///   or holding `/` or NUL), which would put the files outside `directory`, in a folder
+    ///   under it, or hide them; ``KeychainError/authFailed`` and ``KeychainFileError`` as
+    ///   ``init(fileURL:credential:)``.
     public convenience init(directory: URL, name: String = "default") throws {
+        guard Self.isFileName(name) else { throw KeychainError.param }
         let url = directory.appendingPathComponent("\(name).keychain", isDirectory: false)
         let key = directory.appendingPathComponent("\(name).key", isDirectory: false)
         try self.init(fileURL: url, credential: .keyFile(key))
+    }
+
+    /// Whether `name` names a file in a folder, and a visible one: not empty, not `.` or `..`,
+    /// without `/` or NUL (which would end the path C sees).
+    static func isFileName(_ name: String) -> Bool {
+        !name.isEmpty && name != "." && name != ".." && !name.contains("/") && !name.contains("\0")
     }
 
     /// `$XDG_DATA_HOME/wattle/`, else `~/.local/share/wattle/`.
@@ -113,8 +125,9 @@ public final class KeychainStore: Sendable {
     }()
 
     /// A keychain that lives in memory only, with the same semantics as a file (items are
-    /// sealed the same way). Without a credential it uses random key bytes, and ``unlock()``
-    /// works with no argument; meant for tests.
+    /// sealed the same way). Without a credential it uses random key bytes. It keeps its
+    /// credential (any kind, a passphrase too) as long as it lives, so ``unlock()`` works with
+    /// no argument; meant for tests.
     public static func inMemory(credential: KeychainCredential? = nil) -> KeychainStore {
         KeychainStore(source: .memory, credential: credential ?? .key(Sodium.randomBytes(Sodium.keyBytes)))
     }
@@ -165,7 +178,8 @@ public final class KeychainStore: Sendable {
     /// Adds an item (`SecItemAdd`).
     ///
     /// - Throws: ``KeychainError/duplicateItem`` when an item with the same identity exists;
-    ///   ``KeychainError/interactionNotAllowed`` when locked and the item needs unlocking.
+    ///   ``KeychainError/interactionNotAllowed`` when locked and the item needs unlocking;
+    ///   ``KeychainError/dataTooLarge`` when its data or attributes are too large to store.
     public func add(_ item: KeychainItem) throws {
         try withEngine { try $0.add(item) }
     }
@@ -176,7 +190,9 @@ public final class KeychainStore: Sendable {
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
     ///   ``KeychainError/interactionNotAllowed`` when the data of a matching item needs the
     ///   keychain unlocked; ``KeychainError/decode`` when nothing matched and an item of the
-    ///   identity, service or server asked for was damaged (it may have been the one). A
+    ///   identity or indexed attribute asked for was damaged (it may have been the one): the
+    ///   service of a generic password, the server of an internet password, the issuer of a
+    ///   certificate or identity, the application tag of a key. A
     ///   damaged item (one whose sealed blobs fail to open) is skipped when others match.
     public func copyMatching(_ query: KeychainQuery) throws -> [KeychainMatch] {
         try withEngine { try $0.copyMatching(query) }
@@ -195,7 +211,8 @@ public final class KeychainStore: Sendable {
     }
 
     /// Deletes every matching item in one transaction (`SecItemDelete`). A query answered by
-    /// identity, or by service or server alone, deletes a damaged item too; one that filters on
+    /// identity, or by the indexed attribute alone (service, server, issuer or application
+    /// tag, as for ``copyMatching(_:)``), deletes a damaged item too; one that filters on
     /// other attributes cannot tell whether a damaged item matches, and leaves it.
     ///
     /// - Throws: ``KeychainError/itemNotFound`` when nothing matches;
@@ -254,8 +271,9 @@ public final class KeychainStore: Sendable {
     }
 
     /// Unlocks with the credential the store was created with, when that can be used again: a
-    /// key file (read again) or the random key of an in-memory store. A passphrase or key bytes
-    /// are not kept, so such stores need ``unlock(with:)`` (this throws ``KeychainError/param``).
+    /// key file (read again) or any credential of an in-memory store. A file's passphrase or
+    /// key bytes are not kept, so such stores need ``unlock(with:)`` (this throws
+    /// ``KeychainError/param``).
     public func unlock() throws {
         guard let credential = state.withLock({ $0.credential }), keeps(credential) else { throw KeychainError.param }
         try unlock(with: credential)

@@ -6,7 +6,7 @@ import WattleKeychain
     static let known: [(KeychainError, Int32)] = [
         (.success, 0), (.unimplemented, -4), (.diskFull, -34), (.io, -36), (.param, -50), (.allocate, -108),
         (.readOnly, -25292), (.notAvailable, -25291), (.authFailed, -25293), (.duplicateItem, -25299),
-        (.itemNotFound, -25300), (.interactionNotAllowed, -25308), (.decode, -26275),
+        (.dataTooLarge, -25302), (.itemNotFound, -25300), (.interactionNotAllowed, -25308), (.decode, -26275),
     ]
 
     @Test func everyErrorHasApplesStatusNumberBothWays() {

@@ -43,7 +43,7 @@ enum Reliability {
                 (.decode, "decode"), (.authFailed, "authFailed"), (.unimplemented, "unimplemented"), (.io, "io"),
                 (.notAvailable, "notAvailable"), (.readOnly, "readOnly"), (.diskFull, "diskFull"), (.param, "param"),
                 (.allocate, "allocate"), (.itemNotFound, "itemNotFound"), (.duplicateItem, "duplicateItem"),
-                (.interactionNotAllowed, "interactionNotAllowed"),
+                (.interactionNotAllowed, "interactionNotAllowed"), (.dataTooLarge, "dataTooLarge"),
             ]
             return "KeychainError." + (cases.first { $0.0 == error }?.1 ?? "status \(error.status)")
         }

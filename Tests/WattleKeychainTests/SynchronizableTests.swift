@@ -40,6 +40,27 @@ import WattleKeychain
         #expect(keychainError { _ = try store.copyMatching(query) } == .itemNotFound)
     }
 
+    @Test(
+        "a query with synchronizable any and every identity attribute finds the item exactly once, whichever its flag",
+        arguments: StoreKind.allCases)
+    func anyByIdentityFindsTheItemOnceForEitherFlag(kind: StoreKind) throws {
+        let store = try kind.make().store
+        var item = KeychainItem.genericPassword(service: "s", account: "a", data: Data("pw"))
+        item.attributes.accessGroup = "group.example"
+        try store.add(item)
+        // Account, service and access group: the whole identity, looked up by its two ids.
+        var query = KeychainQuery.genericPassword(service: "s", account: "a").all().withAttributes()
+        query.attributes.accessGroup = "group.example"
+        query.synchronizable = .any
+        for flag in [false, true, false] {
+            try store.update(query, with: KeychainUpdate(synchronizable: flag))
+            let found = try store.copyMatching(query)
+            #expect(found.count == 1)
+            #expect(found.first?.synchronizable == flag)
+            #expect(found.first?.data == Data("pw"))
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func typedKeychainsKeepSynchronizableAndLocalValuesApart(kind: StoreKind) throws {
         let fixture = try kind.make()

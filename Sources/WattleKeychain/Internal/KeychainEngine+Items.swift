@@ -13,8 +13,9 @@ extension KeychainEngine {
         var covered: Set<UInt8>
         /// Whether the lookup already matched the synchronizable flag.
         var synchronizableCovered: Bool
-        /// Whether the rows are those of one identity or one service (or server), by hash:
-        /// not every row of the class.
+        /// Whether the rows are those of one identity or one value of the indexed attribute
+        /// (``AttributeCoding/groupTag(_:)``: service, server, issuer or application tag), by
+        /// hash: not every row of the class.
         var narrowed: Bool
 
         /// The error when nothing matched: `decode` when a damaged row of the identity or
@@ -34,9 +35,10 @@ extension KeychainEngine {
         let flags = query.synchronizable.flags
         let identity = AttributeCoding.identityTags(itemClass)
         if identity.allSatisfy(set.contains) {
-            let rows = try flags.compactMap { flag in
-                try storage.row(id: identityHash(itemClass, query.attributes, synchronizable: flag))
-            }
+            // Both ids of `.any` in one read: two lookups would let a writer that flips the
+            // item's flag between them hide it or show it twice.
+            let rows = try storage.rows(
+                ids: flags.map { identityHash(itemClass, query.attributes, synchronizable: $0) })
             return Selection(rows: rows, covered: Set(identity), synchronizableCovered: true, narrowed: true)
         }
         let groupTag = AttributeCoding.groupTag(itemClass)

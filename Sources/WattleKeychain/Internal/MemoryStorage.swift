@@ -33,6 +33,11 @@ final class MemoryStorage: RowStorage {
 
     func row(id: [UInt8]) throws -> StoredRow? { rowsByID[id] }
 
+    func rows(ids: [[UInt8]]) throws -> [StoredRow] {
+        precondition(ids.count <= 2, "at most two ids (synchronizable any)")
+        return ids.compactMap { rowsByID[$0] }
+    }
+
     func rows(itemClass: UInt8, groups: [[UInt8]]?) throws -> [StoredRow] {
         rowsByID.values.filter { row in
             row.itemClass == itemClass && (groups.map { $0.contains(row.group) } ?? true)

@@ -3,8 +3,10 @@ struct StoredRow: Hashable, Sendable {
     /// Keyed hash of the class and identity attributes (primary key).
     var id: [UInt8]
     var itemClass: UInt8
-    /// Keyed hash of the class, the group attribute (service, server...) and the
-    /// synchronizable flag (indexed).
+    /// Keyed hash of the class, the group attribute (``AttributeCoding/groupTag(_:)``: the
+    /// service of a generic password, the server of an internet password, the issuer of a
+    /// certificate or identity, the application tag of a key) and the synchronizable flag
+    /// (indexed).
     var group: [UInt8]
     /// Which class key sealed the secret (``KeyRing/Protection``).
     var protection: UInt8
@@ -28,6 +30,9 @@ protocol RowStorage: AnyObject {
     func readMeta() throws -> [String: [UInt8]]
     func writeMeta(_ entries: [String: [UInt8]]) throws
     func row(id: [UInt8]) throws -> StoredRow?
+    /// The rows with these ids (at most two), in their order, read at once: as one statement
+    /// of the file, so that a writer that commits meanwhile is seen wholly or not at all.
+    func rows(ids: [[UInt8]]) throws -> [StoredRow]
     /// Rows of a class, optionally only those in some groups.
     func rows(itemClass: UInt8, groups: [[UInt8]]?) throws -> [StoredRow]
     /// Inserts a row; ``KeychainError/duplicateItem`` when its id exists.

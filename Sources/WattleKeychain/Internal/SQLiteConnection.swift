@@ -74,7 +74,13 @@ final class SQLiteConnection {
         return SQLiteStatement(raw)
     }
 
-    /// Maps an SQLite result code to the keychain error a caller can act on.
+    /// `SQLITE_CONSTRAINT_PRIMARYKEY` and `SQLITE_CONSTRAINT_UNIQUE`, extended result codes
+    /// (macros Swift does not import).
+    static let constraintPrimaryKey = SQLITE_CONSTRAINT | (6 << 8)
+    static let constraintUnique = SQLITE_CONSTRAINT | (8 << 8)
+
+    /// Maps an SQLite result code (an extended one when SQLite gives it) to the keychain error a
+    /// caller can act on.
     static func error(_ status: Int32) -> KeychainError {
         switch status & 0xff {
         case SQLITE_FULL: .diskFull
@@ -83,8 +89,13 @@ final class SQLiteConnection {
         case SQLITE_NOMEM: .allocate
         case SQLITE_CORRUPT, SQLITE_NOTADB: .decode
         case SQLITE_BUSY, SQLITE_LOCKED, SQLITE_CANTOPEN: .notAvailable
-        case SQLITE_CONSTRAINT: .duplicateItem
-        case SQLITE_MISUSE, SQLITE_RANGE, SQLITE_TOOBIG: .param
+        // Only a row whose key exists is a duplicate. Another constraint (a NULL where the
+        // schema needs a value) is a value the keychain should never have passed.
+        case SQLITE_CONSTRAINT:
+            status == constraintPrimaryKey || status == constraintUnique ? .duplicateItem : .param
+        // A value, or a whole row, longer than SQLite's limit (`SQLITE_LIMIT_LENGTH`).
+        case SQLITE_TOOBIG: .dataTooLarge
+        case SQLITE_MISUSE, SQLITE_RANGE: .param
         default: .io
         }
     }
@@ -100,27 +111,45 @@ final class SQLiteStatement {
 
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
-    func bind(_ index: Int32, _ bytes: [UInt8]) {
-        bytes.withUnsafeBytes { buffer in
-            _ = sqlite3_bind_blob(
-                handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
+    /// Binds a copy of `bytes`.
+    ///
+    /// - Throws: ``KeychainError/dataTooLarge`` when they exceed SQLite's length limit (the
+    ///   parameter would stay NULL), or the error of another failed bind.
+    func bind(_ index: Int32, _ bytes: [UInt8]) throws(KeychainError) {
+        let status = bytes.withUnsafeBytes { buffer in
+            sqlite3_bind_blob64(
+                handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(buffer.count),
                 Self.transient)
         }
+        try check(status)
     }
 
     /// Binds `buffer` without copying it (`SQLITE_STATIC`): the caller keeps it valid until the
     /// statement is reset, which ``run()`` and ``reset()`` do (and clear the bindings).
-    func bind(_ index: Int32, borrowing buffer: UnsafeRawBufferPointer) {
-        _ = sqlite3_bind_blob(
-            handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), nil)
+    ///
+    /// - Throws: as the bind of a copy does.
+    func bind(_ index: Int32, borrowing buffer: UnsafeRawBufferPointer) throws(KeychainError) {
+        try check(
+            sqlite3_bind_blob64(
+                handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), sqlite3_uint64(buffer.count), nil)
+        )
     }
 
-    func bind(_ index: Int32, _ value: Int) {
-        sqlite3_bind_int64(handle, index, Int64(value))
+    func bind(_ index: Int32, _ value: Int) throws(KeychainError) {
+        try check(sqlite3_bind_int64(handle, index, Int64(value)))
     }
 
-    func bind(_ index: Int32, _ text: String) {
-        sqlite3_bind_text(handle, index, text, -1, Self.transient)
+    func bind(_ index: Int32, _ text: String) throws(KeychainError) {
+        try check(sqlite3_bind_text(handle, index, text, -1, Self.transient))
+    }
+
+    /// Throws the error for a bind that failed. The bindings made so far are cleared, so that a
+    /// parameter left as it was is never run with the others (the statement would see NULL
+    /// there, or an earlier call's value).
+    private func check(_ status: Int32) throws(KeychainError) {
+        guard status != SQLITE_OK else { return }
+        reset()
+        throw SQLiteConnection.error(status)
     }
 
     /// Steps once; true when a row is available.

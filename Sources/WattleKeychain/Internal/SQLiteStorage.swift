@@ -85,7 +85,7 @@ final class SQLiteStorage: RowStorage {
 
     /// The statements, by what they do.
     private enum Query: Int, CaseIterable {
-        case selectByID, selectByClass, selectByGroup, selectByGroups, selectAll
+        case selectByID, selectByIDs, selectByClass, selectByGroup, selectByGroups, selectAll
         case insertRow, upsertRow, deleteRow, selectMeta, upsertMeta
         case begin, commit, rollback
 
@@ -93,6 +93,7 @@ final class SQLiteStorage: RowStorage {
             let columns = "id, class, grp, protection, attrs, secret"
             switch self {
             case .selectByID: return "SELECT \(columns) FROM items WHERE id = ?1"
+            case .selectByIDs: return "SELECT \(columns) FROM items WHERE id IN (?1, ?2)"
             case .selectByClass: return "SELECT \(columns) FROM items WHERE class = ?1"
             case .selectByGroup: return "SELECT \(columns) FROM items WHERE grp = ?1 AND class = ?2"
             case .selectByGroups: return "SELECT \(columns) FROM items WHERE grp IN (?1, ?2) AND class = ?3"
@@ -170,8 +171,8 @@ final class SQLiteStorage: RowStorage {
     func writeMeta(_ entries: [String: [UInt8]]) throws {
         let upsertMeta = try statement(.upsertMeta)
         for (name, value) in entries {
-            upsertMeta.bind(1, name)
-            upsertMeta.bind(2, value)
+            try upsertMeta.bind(1, name)
+            try upsertMeta.bind(2, value)
             try upsertMeta.run()
         }
     }
@@ -180,8 +181,25 @@ final class SQLiteStorage: RowStorage {
         let selectByID = try statement(.selectByID)
         return try id.withUnsafeBytes { id in
             defer { selectByID.reset() }
-            selectByID.bind(1, borrowing: id)
+            try selectByID.bind(1, borrowing: id)
             return try selectByID.step() ? Self.row(from: selectByID) : nil
+        }
+    }
+
+    /// One statement, so one read of one snapshot: a writer changing an item from one id to
+    /// the other (its synchronizable flag) between two lookups cannot hide it or show it twice.
+    func rows(ids: [[UInt8]]) throws -> [StoredRow] {
+        switch ids.count {
+        case 0: return []
+        case 1: return try row(id: ids[0]).map { [$0] } ?? []
+        default:
+            precondition(ids.count == 2, "at most two ids (synchronizable any)")
+            let selectByIDs = try statement(.selectByIDs)
+            try selectByIDs.bind(1, ids[0])
+            try selectByIDs.bind(2, ids[1])
+            // In the order of `ids`, as the memory store gives them (SQLite's is the key's).
+            let rows = try collect(selectByIDs)
+            return ids.compactMap { id in rows.first { $0.id == id } }
         }
     }
 
@@ -190,17 +208,17 @@ final class SQLiteStorage: RowStorage {
         switch groups {
         case nil:
             statement = try self.statement(.selectByClass)
-            statement.bind(1, Int(itemClass))
+            try statement.bind(1, Int(itemClass))
         case let groups? where groups.count == 1:
             statement = try self.statement(.selectByGroup)
-            statement.bind(1, groups[0])
-            statement.bind(2, Int(itemClass))
+            try statement.bind(1, groups[0])
+            try statement.bind(2, Int(itemClass))
         case let groups?:
             precondition(groups.count == 2, "at most two groups (synchronizable any)")
             statement = try self.statement(.selectByGroups)
-            statement.bind(1, groups[0])
-            statement.bind(2, groups[1])
-            statement.bind(3, Int(itemClass))
+            try statement.bind(1, groups[0])
+            try statement.bind(2, groups[1])
+            try statement.bind(3, Int(itemClass))
         }
         return try collect(statement)
     }
@@ -232,12 +250,12 @@ final class SQLiteStorage: RowStorage {
             try row.group.withUnsafeBytes { group in
                 try row.attributes.withUnsafeBytes { attributes in
                     try row.secret.withUnsafeBytes { secret in
-                        statement.bind(1, borrowing: id)
-                        statement.bind(2, Int(row.itemClass))
-                        statement.bind(3, borrowing: group)
-                        statement.bind(4, Int(row.protection))
-                        statement.bind(5, borrowing: attributes)
-                        statement.bind(6, borrowing: secret)
+                        try statement.bind(1, borrowing: id)
+                        try statement.bind(2, Int(row.itemClass))
+                        try statement.bind(3, borrowing: group)
+                        try statement.bind(4, Int(row.protection))
+                        try statement.bind(5, borrowing: attributes)
+                        try statement.bind(6, borrowing: secret)
                         try statement.run()
                     }
                 }
@@ -248,7 +266,7 @@ final class SQLiteStorage: RowStorage {
     @discardableResult
     func delete(id: [UInt8]) throws -> Bool {
         let deleteRow = try statement(.deleteRow)
-        deleteRow.bind(1, id)
+        try deleteRow.bind(1, id)
         try deleteRow.run()
         return sqlite3Changes() > 0
     }
