@@ -145,7 +145,8 @@ struct RequestInvocation: Equatable, Sendable {
         } else if words.count >= 2, Self.isLowerCaseMethod(words[0]) {
             method = HTTPMethod(rawValue: words.removeFirst().uppercased())
         }
-        let endpoint = words.removeFirst()
+        // httpie's `:3000/path`, and with no base URL a host without a scheme, are http://.
+        let endpoint = EndpointShorthand.expanded(words.removeFirst(), hasBaseURL: connection.resolvedBaseURL != nil)
         if continueDownload, output == nil { throw CLIError.usage("--continue resumes a download: it needs -o FILE") }
         if let maxRedirects {
             guard follow else { throw CLIError.usage("--max-redirects limits --follow: give --follow too") }
@@ -313,7 +314,16 @@ struct RequestInvocation: Equatable, Sendable {
     private func reportStatus(_ failed: Response, error: WattleError) -> Int32 {
         if verbose { printResponseHead(failed) }
         printBody(failed)
-        printError(error.description)  // the URL with credential-looking parts redacted
+        // The URL with credential-looking parts redacted; an unfollowed redirect also says, on
+        // the same line, where it leads (httpie shows it in the headers it prints).
+        var line = error.description
+        if (300..<400).contains(failed.statusCode), let location = failed.headers["Location"] {
+            let target = URL(string: location, relativeTo: failed.url)?.absoluteString ?? location
+            let shown = Redaction.fullURL(target)
+            line += " It redirects to \(FileHandleOutput.isTerminal(2) ? TerminalText.escaped(shown) : shown)"
+            line += " (--follow follows redirects)."
+        }
+        printError(line)
         return ExitStatus.forStatus(failed.statusCode)
     }
 

@@ -17,6 +17,26 @@ struct CLIKitTests {
         #expect(throws: RequestItemError.self) { try RequestItem.parse("plainword") }
     }
 
+    @Test(
+        "URL shorthands as httpie has them: :PORT/path is localhost, a host without a scheme is http:// unless a base URL is set"
+    )
+    func endpointShorthand() {
+        func expanded(_ word: String, base: Bool = false) -> String {
+            EndpointShorthand.expanded(word, hasBaseURL: base)
+        }
+        #expect(expanded(":3000/users") == "http://localhost:3000/users")
+        #expect(expanded(":/users?q=1", base: true) == "http://localhost/users?q=1")
+        #expect(expanded(":") == "http://localhost" && expanded(":8080") == "http://localhost:8080")
+        #expect(expanded(":id") == ":id" && expanded("::1") == "::1")
+        #expect(expanded("localhost:8080/echo") == "http://localhost:8080/echo")
+        #expect(expanded("api.example.test/cb?next=https://x/") == "http://api.example.test/cb?next=https://x/")
+        #expect(expanded("users/42", base: true) == "users/42" && expanded("users/42") == "users/42")
+        #expect(expanded("localhost/x") == "http://localhost/x" && expanded("intranet:81") == "http://intranet:81")
+        for standing in ["https://h/x", "HTTP://h", "/users", "alice:pw@host/me", "nginx:1.25@sha256:ab/json", ""] {
+            #expect(expanded(standing) == standing, "\(standing)")
+        }
+    }
+
     @Test("headers as httpie has them: Name: removes the header, Name; and Name: with a space send it empty")
     func headerItems() throws {
         #expect(try RequestItem.parse("User-Agent:") == .removedHeader("User-Agent"))

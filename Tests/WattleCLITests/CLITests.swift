@@ -381,6 +381,17 @@ struct CLITests {
         #expect(both.status == 1 && both.stderr.contains("-a and an Authorization"))
     }
 
+    @Test("httpie's :PORT/path and a host without a scheme reach the server over http")
+    func urlShorthands() async throws {
+        let server = try await Servers.plain.value
+        for word in [":\(server.port)/echo?via=colon", "127.0.0.1:\(server.port)/echo?via=host"] {
+            let result = try await CLI.run([word])
+            #expect(result.status == 0, "\(word): \(result.stderr)")
+            let echo = try JSONDecoder().decode(Echo.self, from: result.stdout)
+            #expect(echo.path == "/echo" && echo.query.hasPrefix("via="), "\(word)")
+        }
+    }
+
     @Test("the body goes raw to a pipe, byte for byte")
     func rawWhenPiped() async throws {
         let server = try await Servers.plain.value
@@ -452,6 +463,15 @@ struct CLITests {
                 #expect(result.stderr.isEmpty)
             }
         }
+        // An unfollowed redirect names its target (resolved, credential-looking parts redacted).
+        let redirect = try await CLI.run([
+            server.url("redirect/302").absoluteString + "?to=%2Fecho%3Faccess_token%3Ds3cret"
+        ])
+        #expect(redirect.status == 3)
+        #expect(
+            redirect.stderr.contains("It redirects to http://127.0.0.1:\(server.port)/echo?access_token=")
+                && redirect.stderr.hasSuffix("access_token=REDACTED (--follow follows redirects).\n"),
+            "\(redirect.stderr)")
     }
 
     @Test("--allow-self-signed and --pin make a TLS host work; the pin command prints the server's pin")
