@@ -29,6 +29,7 @@ struct WattleCLI: AsyncParsableCommand {
               Header;       empty header            Header:      header not sent
               name=@file    string field from file  name:=@file  JSON field from file
               name@file     file upload (--form)    @file        the body from a file (@-: stdin)
+            URL may be :PORT/path (localhost) or, with no base URL, host[:PORT]/path (http://).
             METHOD defaults to GET, or POST when there are body items. With --form (-f),
             fields are sent URL-encoded, or multipart when a file is uploaded. A literal
             value that starts with @ is written name=\\@text.
