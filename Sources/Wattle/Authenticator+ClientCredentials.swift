@@ -122,7 +122,8 @@ extension Authenticator {
     /// place, and replaces it in the store. Changing only the secret keeps the stored token.
     /// Set ``refresh`` afterwards for a server whose client tokens come with a refresh token (a
     /// refresh made with ``AuthToken/init(oauthResponse:previous:)`` keeps the binding; another
-    /// refresh's token is used by this session but obtained anew by the next). A token signed in
+    /// refresh's token is used by this session but obtained anew by the next; a refresh the
+    /// server refuses as a request, `invalid_client` say, obtains a token instead). A token signed in
     /// with on such a session is sent by it, and not taken up by later ones; a sign-out removes
     /// only this client's token. The endpoint is bound as written: the store is keyed by the
     /// API's origin, so two base URLs under one origin (tenants at `https://h/a/` and

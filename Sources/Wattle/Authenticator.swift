@@ -70,7 +70,10 @@ public struct Authenticator: Sendable {
     /// for concurrent requests, the new token saved to the store before they go on, a newer
     /// token another process stored taken up instead, and counted against
     /// ``maximumRefreshesPerWindow``. A token with a refresh token is refreshed with
-    /// ``refresh`` when that is set. A failure to obtain one (the server refusing the client's
+    /// ``refresh`` when that is set; a refresh the server answers with another 4xx than a
+    /// refusal of the refresh token (``isRefreshRejected``: `invalid_client` for a refresh sent
+    /// without the client's authentication, `unsupported_grant_type`) obtains a token in the same
+    /// renewal, and keeps the refresh token until the new token replaces it. A failure to obtain one (the server refusing the client's
     /// credentials, say) fails the waiting requests with
     /// ``WattleError/authenticationFailed(reason:)`` and clears nothing.
     public var obtain: Obtain?

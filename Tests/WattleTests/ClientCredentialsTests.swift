@@ -63,6 +63,24 @@ private func isAuthenticationFailed(_ error: WattleError, saying text: String) -
 @Suite("Client credentials: a token obtained without a sign-in, and obtained again when it expires or is refused")
 struct ClientCredentialsTests {
     @Test(
+        "a refresh the server refuses as a request (unsupported_grant_type, invalid_client) obtains a token instead, keeping nothing stale"
+    )
+    func refusedRefreshRequestObtains() async throws {
+        let server = try await DemoServer.start()
+        let expired = AuthToken(
+            accessToken: "stale", refreshToken: "r-old", expiresAt: Date(timeIntervalSinceNow: -60))
+        let store = InMemoryTokenStore(expired)
+        // The token endpoint has no refresh grant: it answers 400 unsupported_grant_type.
+        let session = clientSession(server, store: store, refresh: Authenticator.postRefreshToken(to: "api/token"))
+        let body = try await session.get("api/whoami").decode([String: String].self)
+        #expect(body["user"] == "client:demo-client")
+        #expect(server.stats.hits("/api/token") == 2)
+        let saved = try #require(try await store.load())
+        #expect(saved.accessToken != "stale" && saved.refreshToken == nil)
+        try await server.stop()
+    }
+
+    @Test(
         "20 concurrent requests with no token obtain one (once, with Basic client authentication, identifier and secret form-encoded) and all succeed"
     )
     func obtainsBeforeTheFirstRequest() async throws {

@@ -368,6 +368,18 @@ actor AuthCoordinator {
                 } catch {
                     // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
                     guard self.version == startVersion else { return self.superseded() }
+                    // A refresh the server refused as a request, not for its token (a 4xx such as
+                    // `invalid_client` or `unsupported_grant_type`: a refresh made without the
+                    // client's authentication, or a server that has no refresh grant), is not the
+                    // end when tokens can be obtained: one is obtained in the same renewal, and the
+                    // refresh token is kept.
+                    if case .refresh = renewal, !refusedRefresh, let obtain = self.authenticator.obtain,
+                        !rejected(error), Self.isClientError(error)
+                    {
+                        self.logger.debug("the refresh was refused as a request; obtaining a token instead")
+                        renewal = .obtain(obtain)
+                        continue
+                    }
                     guard case .refresh(let base, _) = renewal, rejected(error) else {
                         // (A refused obtain refuses the client, not a token: nothing is cleared.)
                         let what =
@@ -473,6 +485,12 @@ actor AuthCoordinator {
     /// Takes a refresh that never called the server off the cap's count.
     private func uncountRefresh(at time: ContinuousClock.Instant) {
         if let index = refreshTimes.firstIndex(of: time) { refreshTimes.remove(at: index) }
+    }
+
+    /// Whether a renewal call was answered with a 4xx status: the server refused the request.
+    private static func isClientError(_ error: any Error) -> Bool {
+        guard let error = error as? WattleError, case .httpStatus(let response) = error else { return false }
+        return (400..<500).contains(response.statusCode)
     }
 
     /// Ends a refresh overtaken by a sign-in or sign-out: its outcome is dropped, and the
