@@ -1,9 +1,9 @@
 // libFuzzer target: the `wattle` CLI's item parser (`RequestItem.parse`).
 //
 // Properties: parsing never crashes; a parsed item has a non-empty name (a body file, a
-// non-empty path); for ASCII input, the item written back (separators in the name escaped, and
-// an `@` that starts a field's value) parses to the same item (`Name:` alone is a removed
-// header, `Name: ` with the space an empty one).
+// non-empty path); for ASCII input, the item written back (separator characters and backslashes
+// escaped in the name, separator characters in the value) parses to the same item (`Name:` alone
+// is a removed header, `Name: ` with the space an empty one).
 
 import WattleCLIKit
 import WattleFuzzSupport
@@ -26,7 +26,17 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     case .jsonFieldFromFile(let n, let path): (name, separator, value) = (n, ":=@", path)
     case .fileUpload(let n, let path): (name, separator, value) = (n, "@", path)
     case .bodyFile(let path):
-        fuzzCheck(text.hasPrefix("@") && path == String(text.dropFirst()) && !path.isEmpty, "\(item) from \(text.debugDescription)")
+        fuzzCheck(text.hasPrefix("@") && !path.isEmpty, "\(item) from \(text.debugDescription)")
+        // The path is the rest, its escaped separator characters unescaped: written back escaped,
+        // it is the same path.
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
+        var written = "@"
+        for character in path {
+            if character == "=" || character == ":" || character == "@" || character == ";" { written.append("\\") }
+            written.append(character)
+        }
+        let again = try? RequestItem.parse(written)
+        fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
         return
     case .header(let n, let v):
         // ": ", not ":": leading spaces are dropped from a header value, and without one a value
@@ -46,9 +56,12 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
         }
         written.append(character)
     }
-    // A field's value that starts with "@" is written escaped (`a=\@x`), or it would name a file.
-    let escapedAt = (separator == "=" || separator == ":=") && value.hasPrefix("@")
-    written += separator + (escapedAt ? "\\" : "") + value
+    // The value's separator characters are written escaped (`a=\@x` is text, not a file).
+    written += separator
+    for character in value {
+        if character == "=" || character == ":" || character == "@" || character == ";" { written.append("\\") }
+        written.append(character)
+    }
     let again = try? RequestItem.parse(written)
     fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
 }

@@ -43,9 +43,10 @@ public enum RequestItem: Equatable, Sendable {
     private static let separators = ["==", ":=@", ":=", "=@", "=", ":", ";", "@"]
 
     /// Parses an item: the earliest separator wins, the longest at that position (so `a==b`
-    /// is a query, `a:=1` raw JSON, `a=b:c` a string field, `a=b@c` a string field). A
-    /// backslash escapes a separator character in the name, and an `@` that starts the value
-    /// of `name=` or `name:=` (`name=\@text`: the text, not a file). An item that starts with
+    /// is a query, `a:=1` raw JSON, `a=b:c` a string field, `a=b@c` a string field). As in
+    /// httpie, a backslash escapes a separator character (`=`, `:`, `@`, `;`) in the name and in
+    /// the value (`name=\@text`: the text `@text`, not a file; `q==a\=b`: `a=b`), and a
+    /// backslash in the name; any other backslash is kept (`a\b=1`). An item that starts with
     /// `@` is the body from a file (`@-`: standard input). As in httpie, `Header:` alone removes
     /// the header, `Header: ` (a space) and `Header;` send it empty, and `;` takes no value.
     public static func parse(_ text: String) throws(RequestItemError) -> RequestItem {
@@ -54,7 +55,9 @@ public enum RequestItem: Equatable, Sendable {
         var index = 0
         while index < characters.count {
             let character = characters[index]
-            if character == "\\", index + 1 < characters.count {
+            if character == "\\", index + 1 < characters.count,
+                Self.isEscapable(characters[index + 1]) || characters[index + 1] == "\\"
+            {
                 name.append(characters[index + 1])
                 index += 2
                 continue
@@ -70,7 +73,8 @@ public enum RequestItem: Equatable, Sendable {
                 return true
             }
             if let separator = separators.first(where: has) {
-                let value = String(characters[(index + separator.count)...])
+                let raw = characters[(index + separator.count)...]
+                let value = Self.unescaped(raw)
                 if separator == "@", name.isEmpty {
                     guard !value.isEmpty else {
                         throw RequestItemError(message: "\"@\" needs a file name (@-: standard input)")
@@ -80,16 +84,14 @@ public enum RequestItem: Equatable, Sendable {
                 guard !name.isEmpty else {
                     throw RequestItemError(message: "the item \"\(text)\" has no name before \"\(separator)\"")
                 }
-                // `name=\@text` is the text `@text`, not a file (httpie's escape).
-                let literal = value.hasPrefix("\\@") ? String(value.dropFirst()) : value
                 switch separator {
                 case "==": return .query(name, value)
-                case ":=": return .jsonField(name, literal)
-                case "=": return .stringField(name, literal)
+                case ":=": return .jsonField(name, value)
+                case "=": return .stringField(name, value)
                 case ":":
-                    return value.isEmpty ? .removedHeader(name) : .header(name, value.drop { $0 == " " }.description)
+                    return raw.isEmpty ? .removedHeader(name) : .header(name, value.drop { $0 == " " }.description)
                 case ";":
-                    guard value.isEmpty else {
+                    guard raw.isEmpty else {
                         throw RequestItemError(
                             message:
                                 "the item \"\(text)\" has text after \";\": Header; sends an empty header, Header:value one with a value"
@@ -113,6 +115,31 @@ public enum RequestItem: Equatable, Sendable {
         throw RequestItemError(
             message: "\"\(text)\" is not an item: use name==value, name=value, name:=json, Header:value, "
                 + "Header; (empty), Header: (removed), name=@file, name:=@file, name@file (with --form) or @file")
+    }
+}
+
+extension RequestItem {
+    /// The characters a backslash escapes: the separators'.
+    fileprivate static func isEscapable(_ character: Character) -> Bool {
+        character == "=" || character == ":" || character == "@" || character == ";"
+    }
+
+    /// A value with each escaped separator character (`\=`, `\:`, `\@`, `\;`) as itself; any
+    /// other backslash kept, as httpie has it.
+    fileprivate static func unescaped(_ value: ArraySlice<Character>) -> String {
+        guard value.contains("\\") else { return String(value) }
+        var text = ""
+        var index = value.startIndex
+        while index < value.endIndex {
+            if value[index] == "\\", index + 1 < value.endIndex, isEscapable(value[index + 1]) {
+                text.append(value[index + 1])
+                index += 2
+            } else {
+                text.append(value[index])
+                index += 1
+            }
+        }
+        return text
     }
 }
 

@@ -37,6 +37,20 @@ struct CLIKitTests {
         }
     }
 
+    @Test("a backslash escapes a separator character in a name or a value, and a backslash in a name; any other stays")
+    func escapes() throws {
+        #expect(try RequestItem.parse(#"q==a\=b"#) == .query("q", "a=b"))
+        #expect(try RequestItem.parse(#"a=x\:y"#) == .stringField("a", "x:y"))
+        #expect(try RequestItem.parse(#"H:a\:b"#) == .header("H", "a:b"))
+        #expect(try RequestItem.parse(#"j:="a\:b""#) == .jsonField("j", #""a:b""#))
+        #expect(try RequestItem.parse(#"a\b=1"#) == .stringField(#"a\b"#, "1"))
+        #expect(try RequestItem.parse(#"c\\d=2"#) == .stringField(#"c\d"#, "2"))
+        #expect(try RequestItem.parse(#"e=f\\g"#) == .stringField("e", #"f\\g"#))
+        #expect(try RequestItem.parse(#"m=\x"#) == .stringField("m", #"\x"#))
+        #expect(try RequestItem.parse(#"u\==v"#) == .stringField("u=", "v"))
+        #expect(try RequestItem.parse(#"note=@my\:file"#) == .stringFieldFromFile("note", path: "my:file"))
+    }
+
     @Test("headers as httpie has them: Name: removes the header, Name; and Name: with a space send it empty")
     func headerItems() throws {
         #expect(try RequestItem.parse("User-Agent:") == .removedHeader("User-Agent"))
@@ -66,7 +80,7 @@ struct CLIKitTests {
         #expect(try RequestItem.parse("a=b@c") == .stringField("a", "b@c"))
         #expect(try RequestItem.parse(#"a=\@x"#) == .stringField("a", "@x"), "an escaped @ is text")
         #expect(try RequestItem.parse(#"a:=\@x"#) == .jsonField("a", "@x"))
-        #expect(try RequestItem.parse(#"q==\@x"#) == .query("q", #"\@x"#), "queries never name files: no escape")
+        #expect(try RequestItem.parse(#"q==\@x"#) == .query("q", "@x"), "escaped as anywhere, as in httpie")
         #expect(RequestItem.bodyFile(path: "x").isBody && RequestItem.fileUpload("a", path: "x").isBody)
         #expect(!RequestItem.query("a", "b").isBody)
         for bad in ["@", "a=@", "a:=@", "a@"] {
