@@ -27,6 +27,13 @@ struct ConnectionOptions: ParsableArguments {
     var pin: [String] = []
 
     @Option(
+        name: [.customLong("cacert"), .customLong("verify")],
+        help:
+            "Verify the URL's host (and the base URL's) against these CA or server certificates (PEM) instead of the system's, as curl's --cacert and httpie's --verify=PATH; the host name is still checked."
+    )
+    var cacert: String?
+
+    @Option(
         help:
             "Send through this proxy (http, https, socks5h://[user:password@]host:port), ignoring http_proxy and no_proxy; \"\" for none."
     )
@@ -78,7 +85,7 @@ struct ConnectionOptions: ParsableArguments {
     var settings: ConnectionSettings {
         ConnectionSettings(
             baseURL: baseURL, timeout: timeout, connectTimeout: connectTimeout, stallTimeout: stallTimeout,
-            allowSelfSigned: allowSelfSigned, pin: pin,
+            allowSelfSigned: allowSelfSigned, pin: pin, cacert: cacert,
             proxy: proxy,
             keychain: keychain, profile: profile, refreshPath: refreshPath, tokenPath: tokenPath, clientID: clientID,
             scope: scope, cert: cert, certKey: certKey, certName: certName)

@@ -1,4 +1,5 @@
 import Wattle
+import WattleCLIKit
 import WattleKeychain
 
 #if canImport(FoundationEssentials)
@@ -27,6 +28,8 @@ struct ConnectionSettings: Equatable, Sendable {
     var allowSelfSigned: [String] = []
     /// `--pin`, each `HOST=sha256//BASE64` given.
     var pin: [String] = []
+    /// `--cacert` (or `--verify`): a PEM file of CA or server certificates.
+    var cacert: String?
     /// `--proxy`.
     var proxy: String?
     /// `--keychain`.
@@ -92,6 +95,7 @@ struct ConnectionSettings: Equatable, Sendable {
             }
             configuration.trust.pin(String(entry[..<equals]), to: [String(entry[entry.index(after: equals)...])])
         }
+        if let cacert { try trustCertificates(in: cacert, origin: origin, configuration: &configuration) }
         // The keychain file, opened once for a kept certificate and the token store.
         var openedStore: KeychainStore?
         func store() throws -> KeychainStore {
@@ -217,6 +221,27 @@ struct ConnectionSettings: Equatable, Sendable {
             return try origin(of: base.absoluteString)
         }
         return try origin(of: argument)
+    }
+
+    /// `--cacert FILE`: the file's certificates are the roots for the URL's host and the base
+    /// URL's (`TrustPolicy.trust(certificatePEM:for:)`: libcurl's `CURLOPT_CAINFO_BLOB` instead of
+    /// the system's store, the host name still checked); other hosts a redirect reaches are
+    /// verified against the system's. httpie's `--verify=no` has no equivalent here: verification
+    /// is relaxed only for a named host (`--allow-self-signed`).
+    private func trustCertificates(in path: String, origin: URL?, configuration: inout Configuration) throws {
+        if ["no", "false"].contains(path.lowercased()) {
+            throw CLIError.usage(
+                "--verify \(path): verification is never turned off; --allow-self-signed HOST accepts a self-signed certificate for that host alone, --cacert FILE trusts a CA"
+            )
+        }
+        let bytes: [UInt8]
+        do { bytes = try InputFile.read(path) } catch { throw CLIError.usage("--cacert: \(error.description)") }
+        guard let text = String(validating: bytes, as: UTF8.self), text.contains("-----BEGIN CERTIFICATE-----") else {
+            throw CLIError.usage("--cacert \(path): not a PEM file of certificates (-----BEGIN CERTIFICATE-----)")
+        }
+        let hosts = Set([origin?.host, resolvedBaseURL?.host].compactMap { $0?.lowercased() })
+        guard !hosts.isEmpty else { throw CLIError.usage("--cacert needs a URL or --base-url to verify") }
+        for host in hosts { configuration.trust.trust(certificatePEM: text, for: host) }
     }
 
     /// `url`'s scheme, host and port, with the path `/`.

@@ -79,7 +79,7 @@ struct RequestInvocation: Equatable, Sendable {
             switch error {
             case .untrustedCertificate(let host, _):
                 printError(
-                    "\(error.description) From the CLI: --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
+                    "\(error.description) From the CLI: --cacert FILE (its CA), --allow-self-signed \(host), or --pin \(host)=sha256//… (see wattle pin)."
                 )
             case .pinMismatch(let host):
                 // Not the allowlist: a pin holds on an allowlisted host too, and dropping the pin

@@ -306,7 +306,9 @@ struct CLITests {
         let login = try await CLI.run(
             ["auth", "login", untrusted, "--username", "demo", "--password", "wattle"] + keychain)
         #expect(login.status == 2, "\(login.stderr)")
-        #expect(login.stderr.contains("From the CLI: --allow-self-signed 127.0.0.1"), "\(login.stderr)")
+        #expect(
+            login.stderr.contains("--allow-self-signed 127.0.0.1") && login.stderr.contains("--cacert FILE"),
+            "\(login.stderr)")
         #expect(login.stderr.split(separator: "\n").count == 1, "\(login.stderr)")
         for command in [["auth", "show"], ["auth", "logout"], ["session", "show", "s1"]] {
             let noURL = try await CLI.run(command + keychain)
@@ -502,6 +504,36 @@ struct CLITests {
         // No advice to allowlist: a pin holds on an allowlisted host, so it could not help.
         #expect(!wrong.stderr.contains("--allow-self-signed"), "\(wrong.stderr)")
         #expect(wrong.stderr.contains("wattle pin 127.0.0.1"), "\(wrong.stderr)")
+    }
+
+    @Test(
+        "--cacert FILE (or httpie's --verify FILE) verifies the host against that certificate; another, no or a bad file fails"
+    )
+    func caCertificate() async throws {
+        let tls = try await Servers.tls.value
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-cacert-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let own = folder.appendingPathComponent("server.pem")
+        try Servers.identity.get().certificatePEM.write(to: own, atomically: true, encoding: .utf8)
+        let other = folder.appendingPathComponent("other.pem")
+        try TLSIdentity.selfSigned(names: ["localhost"], addresses: ["127.0.0.1"]).certificatePEM
+            .write(to: other, atomically: true, encoding: .utf8)
+        let text = folder.appendingPathComponent("text.pem")
+        try "not a certificate".write(to: text, atomically: true, encoding: .utf8)
+        let url = tls.url("user").absoluteString
+        for option in ["--cacert", "--verify"] {
+            let trusted = try await CLI.run([option, own.path, url])
+            #expect(trusted.status == 0, "\(option): \(trusted.stderr)")
+        }
+        let wrong = try await CLI.run(["--cacert", other.path, url])
+        #expect(wrong.status == 2 && wrong.stderr.contains("certificate"), "\(wrong.stderr)")
+        let off = try await CLI.run(["--verify", "no", url])
+        #expect(off.status == 1 && off.stderr.contains("never turned off"), "\(off.stderr)")
+        for bad in [text.path, folder.appendingPathComponent("missing.pem").path] {
+            let refused = try await CLI.run(["--cacert", bad, url])
+            #expect(refused.status == 1 && refused.stderr.contains("--cacert"), "\(refused.stderr)")
+        }
     }
 
     @Test("-v prints the request and the response head on stderr, the body alone on stdout")
