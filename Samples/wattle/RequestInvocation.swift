@@ -306,6 +306,7 @@ struct RequestInvocation: Equatable, Sendable {
             return reportStatus(failed, error: error)
         }
         if verbose { printResponseHead(response) }
+        printHeadAnswer(response, method: request.method)
         if output == nil { printBody(response) }
         return ExitStatus.success
     }
@@ -338,6 +339,7 @@ struct RequestInvocation: Equatable, Sendable {
             return reportStatus(failed, error: .httpStatus(failed))
         }
         if verbose { printResponseHead(stream.response) }
+        printHeadAnswer(stream.response, method: request.method)
         do {
             // A write that fails (the reader of a pipe gone, `| head -1`) ends the stream, which
             // may never end by itself; the write has said why, and the run exits 1.
@@ -412,16 +414,24 @@ struct RequestInvocation: Equatable, Sendable {
         return [:]
     }
 
-    private func printResponseHead(_ response: Response) {
+    /// Prints the status line and the headers (credentials redacted), on stderr for `-v`, and on
+    /// stdout for a `HEAD` (whose answer is nothing else).
+    private func printResponseHead(_ response: Response, to descriptor: Int32 = 2) {
         let version = response.metrics.httpVersion.isEmpty ? "1.1" : response.metrics.httpVersion
         var text = "HTTP/\(version) \(response.statusCode)\n"
         if response.headers.count > 0 {
             let lines = response.headers.description.split(separator: "\n", omittingEmptySubsequences: false)
             let shown =
-                FileHandleOutput.isTerminal(2) ? lines.map { TerminalText.escaped(String($0)) } : lines.map(String.init)
+                FileHandleOutput.isTerminal(descriptor)
+                ? lines.map { TerminalText.escaped(String($0)) } : lines.map(String.init)
             text += shown.joined(separator: "\n") + "\n"
         }
-        FileHandleOutput.write(text + "\n", to: 2)
+        FileHandleOutput.write(text + (descriptor == 2 ? "\n" : ""), to: descriptor)
+    }
+
+    /// A `HEAD` request's answer is its head: printed on stdout, unless `-v` printed it already.
+    private func printHeadAnswer(_ response: Response, method: HTTPMethod) {
+        if method == .head, !verbose, output == nil { printResponseHead(response, to: 1) }
     }
 
     private func printBody(_ response: Response) {

@@ -7,8 +7,14 @@
 /// var query = KeychainQuery.genericPassword(service: "api.example.com")
 /// query.matchLimit = .all
 /// query.returnAttributes = true
+/// query.returnData = false  // no secret opened: works while the keychain is locked
 /// let accounts = try store.copyMatching(query).compactMap { $0.attributes?.account }
 /// ```
+///
+/// Unlike `SecItemCopyMatching`, whose queries return nothing unless asked, ``returnData`` is
+/// on by default: turn it off for a query that needs only attributes, so that no secret is
+/// opened (an item that needs the keychain unlocked would fail it with
+/// ``KeychainError/interactionNotAllowed`` while locked).
 public struct KeychainQuery: Sendable, Hashable {
     /// How many items a query returns.
     public enum MatchLimit: Sendable, Hashable {

@@ -394,6 +394,17 @@ struct CLITests {
         }
     }
 
+    @Test("HEAD prints the answer's head on stdout (its only answer), once, also with -v (on stderr then)")
+    func headPrintsTheHead() async throws {
+        let server = try await Servers.plain.value
+        let head = try await CLI.run(["HEAD", server.url("user").absoluteString])
+        #expect(head.status == 0, "\(head.stderr)")
+        #expect(
+            head.text.hasPrefix("HTTP/1.1 200\n") && head.text.lowercased().contains("content-type: application/json"))
+        let verbose = try await CLI.run(["-v", "HEAD", server.url("user").absoluteString])
+        #expect(verbose.status == 0 && verbose.text.isEmpty && verbose.stderr.contains("HTTP/1.1 200"))
+    }
+
     @Test("the body goes raw to a pipe, byte for byte")
     func rawWhenPiped() async throws {
         let server = try await Servers.plain.value
