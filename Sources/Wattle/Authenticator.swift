@@ -102,7 +102,8 @@ public struct Authenticator: Sendable {
     /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
     /// that could not reach the server (no connection, a connect timeout, TLS, or its request
     /// refused before it was sent) is not counted, so an outage does not lock refreshes out
-    /// once the network is back. Default 5.
+    /// once the network is back; one whose call failed after a server had answered (a redirect
+    /// it could not follow, or the next hop's failure) is. Default 5.
     public var maximumRefreshesPerWindow = 5
     /// The window for ``maximumRefreshesPerWindow``. Default 60 s.
     public var refreshWindow: Duration = .seconds(60)

@@ -267,6 +267,8 @@ public final class Session: Sendable {
                 }
                 response = try await transport.perform(sent)
             } catch {
+                // A later hop's failure comes after a server answered (a renewal counts it).
+                if hops > 0 { AuthCoordinator.renewalReach?.markReached() }
                 var error = error
                 if sharesTotal, case .timedOut(.total, after: _, let url) = error, let total = prepared.timeouts.total {
                     error = .timedOut(phase: .total, after: total, url: url)  // the configured length
@@ -274,9 +276,15 @@ public final class Session: Sendable {
                 log(current, outcome: "failed: \(error)", start: start)
                 throw error
             }
-            if let next = try RedirectFollower.nextRequest(
-                after: response, for: current, configuration: configuration, hops: hops, originalURL: originalURL)
-            {
+            let following: TransportRequest?
+            do {
+                following = try RedirectFollower.nextRequest(
+                    after: response, for: current, configuration: configuration, hops: hops, originalURL: originalURL)
+            } catch {
+                AuthCoordinator.renewalReach?.markReached()
+                throw error
+            }
+            if let next = following {
                 hops += 1
                 leftTheOrigin = leftTheOrigin || Origin(next.target) != Origin(current.target)
                 changedTheMethod = changedTheMethod || next.method != current.method

@@ -734,6 +734,26 @@ struct AuthenticationTests {
         try await fixture.server.stop()
     }
 
+    @Test("a refresh whose server answered before its call failed (a redirect it cannot follow) counts against the cap")
+    func failureAfterAnAnswerIsCounted() async throws {
+        let fixture = try await AuthFixture.make(expiredOnClient: true) {
+            $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "redirect/307?to=ftp://files.test/token")
+            $0.authenticator?.maximumRefreshesPerWindow = 2
+            $0.authenticator?.refreshWindow = .seconds(3600)
+        }
+        var reasons: [String] = []
+        for _ in 0..<4 {
+            await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
+                guard case .authenticationFailed(let reason) = $0 else { return false }
+                reasons.append(reason)
+                return true
+            }
+        }
+        #expect(fixture.server.stats.hits("/redirect/307") == 2)
+        #expect(reasons.suffix(2).allSatisfy { $0.contains("more than 2 times") }, "\(reasons)")
+        try await fixture.server.stop()
+    }
+
     @Test("the refresh call itself carries no Authorization header")
     func refreshBypassesAuthenticator() async throws {
         let server = try await DemoServer.start()

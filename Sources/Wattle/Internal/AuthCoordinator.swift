@@ -360,10 +360,13 @@ actor AuthCoordinator {
             var refusedRefresh = false
             while true {
                 let fresh: AuthToken
+                let reach = RenewalReach()
                 do {
-                    switch renewal {
-                    case .refresh(let base, let refresh): fresh = try await refresh(base, session)
-                    case .obtain(let obtain): fresh = try await obtain(session)
+                    fresh = try await Self.$renewalReach.withValue(reach) {
+                        switch renewal {
+                        case .refresh(let base, let refresh): try await refresh(base, session)
+                        case .obtain(let obtain): try await obtain(session)
+                        }
                     }
                 } catch {
                     // A sign-in or sign-out while the refresh ran decides the token, whatever it did.
@@ -387,7 +390,7 @@ actor AuthCoordinator {
                             ? "the server rejected the refresh token, and obtaining a new token"
                             : renewal.obtains ? "obtaining a token" : "the token refresh"
                         let failure = Self.refreshFailure(error, what: what)
-                        if Self.neverReachedServer(error), !refusedRefresh {
+                        if Self.neverReachedServer(error), !reach.hasReached, !refusedRefresh {
                             // The window stops a refresh loop with a server that answers; during an
                             // outage it would lock refreshes out for its length once the network is back.
                             self.uncountRefresh(at: now)
@@ -521,6 +524,18 @@ actor AuthCoordinator {
     /// Whether a refresh failed before its request could reach the server: no address, no
     /// connection, a connect timeout, TLS, the proxy, or a request refused before it was sent. (Not a lost connection or a total
     /// timeout: the server may have taken, and rotated, the refresh token by then.)
+    /// Whether a renewal's calls reached a server: set by the session when a call fails after a
+    /// server answered (a redirect refused, or a later hop's failure), whose error alone would
+    /// read as never sent.
+    final class RenewalReach: Sendable {
+        private let reached = PThreadLocked(false)
+        func markReached() { reached.withLock { $0 = true } }
+        var hasReached: Bool { reached.withLock { $0 } }
+    }
+
+    /// The running renewal's reach, for the session's calls it makes (nil outside a renewal).
+    @TaskLocal static var renewalReach: RenewalReach?
+
     static func neverReachedServer(_ error: any Error) -> Bool {
         guard let error = error as? WattleError else { return false }
         switch error {
