@@ -229,6 +229,10 @@ struct ConnectionSettings: Equatable, Sendable {
     /// verified against the system's. httpie's `--verify=no` has no equivalent here: verification
     /// is relaxed only for a named host (`--allow-self-signed`).
     private func trustCertificates(in path: String, origin: URL?, configuration: inout Configuration) throws {
+        // httpie's --verify=yes is the default: full verification against the system's store.
+        if ["yes", "true"].contains(path.lowercased()) { return }
+        // Standard input may be the body.
+        if path == "-" { throw CLIError.usage("--cacert takes a file, not standard input") }
         if ["no", "false"].contains(path.lowercased()) {
             throw CLIError.usage(
                 "--verify \(path): verification is never turned off; --allow-self-signed HOST accepts a self-signed certificate for that host alone, --cacert FILE trusts a CA"

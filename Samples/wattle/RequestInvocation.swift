@@ -161,6 +161,7 @@ struct RequestInvocation: Equatable, Sendable {
             }
         }
         var request = Request(endpoint)
+        var removesCookies = false
         for item in items {
             switch item {
             case .query(let name, let value): request.query.append(name, value)
@@ -169,6 +170,11 @@ struct RequestInvocation: Equatable, Sendable {
             case .header(let name, let value):
                 request.omittedHeaders.removeAll { $0.lowercased() == name.lowercased() }
                 request.headers.add(name: name, value: value)
+            case .removedHeader(let name) where name.lowercased() == "cookie":
+                // Without --session no cookie is sent but the items'; with it, the jar's are
+                // libcurl's to add (refused below).
+                request.headers.remove(name)
+                removesCookies = true
             case .removedHeader(let name):
                 request.headers.remove(name)
                 if !request.omittedHeaders.contains(where: { $0.lowercased() == name.lowercased() }) {
@@ -203,6 +209,10 @@ struct RequestInvocation: Equatable, Sendable {
         let origin = try connection.origin(of: endpoint)
         var configuration = try connection.configuration(origin: origin, createKeychain: false)
         if let session {
+            if removesCookies, !request.headers.contains("Cookie") {
+                throw CLIError.usage(
+                    "Cookie: cannot leave out the cookies of --session \(session): run without --session to send none")
+            }
             configuration.cookies = .keychain(
                 try connection.cookieJar(named: session, origin: origin, configuration: configuration))
         }
@@ -319,7 +329,7 @@ struct RequestInvocation: Equatable, Sendable {
         // the same line, where it leads (httpie shows it in the headers it prints).
         var line = error.description
         if (300..<400).contains(failed.statusCode), let location = failed.headers["Location"] {
-            let target = URL(string: location, relativeTo: failed.url)?.absoluteString ?? location
+            let target = RedirectFollower.target(of: location, from: failed.url)?.absoluteString ?? location
             let shown = Redaction.fullURL(target)
             line += " It redirects to \(FileHandleOutput.isTerminal(2) ? TerminalText.escaped(shown) : shown)"
             line += " (--follow follows redirects)."

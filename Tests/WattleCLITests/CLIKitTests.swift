@@ -32,7 +32,11 @@ struct CLIKitTests {
         #expect(expanded("api.example.test/cb?next=https://x/") == "http://api.example.test/cb?next=https://x/")
         #expect(expanded("users/42", base: true) == "users/42" && expanded("users/42") == "users/42")
         #expect(expanded("localhost/x") == "http://localhost/x" && expanded("intranet:81") == "http://intranet:81")
-        for standing in ["https://h/x", "HTTP://h", "/users", "alice:pw@host/me", "nginx:1.25@sha256:ab/json", ""] {
+        for standing in [
+            "https://h/x", "HTTP://h", "/users", "alice:pw@host/me", "nginx:1.25@sha256:ab/json", "",
+            "file:/etc/passwd",
+            "http:/api.test/x", "mailto:a@b.test", "host:80x/y", "speech:recognize",
+        ] {
             #expect(expanded(standing) == standing, "\(standing)")
         }
     }

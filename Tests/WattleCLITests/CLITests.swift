@@ -377,6 +377,10 @@ struct CLITests {
             #expect(echo.headerValues(name).isEmpty, "\(name): \(echo.headerValues(name))")
         }
         #expect(echo.headerValues("X-Empty") == [""] && echo.headerValues("X-Back") == ["2"])
+        // Cookie: drops the items' cookies; without --session no other cookie is sent.
+        let cookie = try await CLI.run([server.url("echo").absoluteString, "Cookie:a=1", "Cookie:"])
+        #expect(cookie.status == 0, "\(cookie.stderr)")
+        #expect(try JSONDecoder().decode(Echo.self, from: cookie.stdout).headerValues("Cookie").isEmpty)
         let host = try await CLI.run([server.url("echo").absoluteString, "Host:"])
         #expect(host.status == 1 && host.stderr.contains("Host cannot be omitted"))
         let both = try await CLI.run(["-a", "bob:pw", server.url("echo").absoluteString, "Authorization:"])

@@ -80,6 +80,30 @@ struct ClientCredentialsTests {
         try await server.stop()
     }
 
+    @Test("a refresh refused as a request whose obtain then cannot connect still counts against the cap")
+    func refusedRefreshThenUnreachableObtainIsCounted() async throws {
+        let server = try await DemoServer.start()
+        let store = InMemoryTokenStore(
+            AuthToken(accessToken: "stale", refreshToken: "r-old", expiresAt: Date(timeIntervalSinceNow: -60)))
+        let session = makeSession(server) {
+            var authenticator = Authenticator(
+                store: store, refresh: Authenticator.postRefreshToken(to: "api/token"),
+                obtain: Authenticator.postClientCredentials(
+                    to: "http://127.0.0.1:\(try! refusedPort())/token", clientID: "demo-client",
+                    clientSecret: "demo-client-secret"))
+            authenticator.maximumRefreshesPerWindow = 2
+            authenticator.refreshWindow = .seconds(3600)
+            $0.authenticator = authenticator
+        }
+        for _ in 0..<4 {
+            await expectWattleError({ _ = try await session.get("api/whoami") }) {
+                if case .authenticationFailed = $0 { true } else { false }
+            }
+        }
+        #expect(server.stats.hits("/api/token") == 2)
+        try await server.stop()
+    }
+
     @Test(
         "20 concurrent requests with no token obtain one (once, with Basic client authentication, identifier and secret form-encoded) and all succeed"
     )

@@ -358,9 +358,11 @@ actor AuthCoordinator {
             }
             // Set once the server has refused a refresh token and an obtain replaces it.
             var refusedRefresh = false
+            // Whether any call of this renewal reached a server (across the refresh and an
+            // obtain after it): then a failure is counted, whatever its error says.
+            let reach = RenewalReach()
             while true {
                 let fresh: AuthToken
-                let reach = RenewalReach()
                 do {
                     fresh = try await Self.$renewalReach.withValue(reach) {
                         switch renewal {
@@ -380,6 +382,7 @@ actor AuthCoordinator {
                         !rejected(error), Self.isClientError(error)
                     {
                         self.logger.debug("the refresh was refused as a request; obtaining a token instead")
+                        reach.markReached()
                         renewal = .obtain(obtain)
                         continue
                     }
@@ -490,10 +493,12 @@ actor AuthCoordinator {
         if let index = refreshTimes.firstIndex(of: time) { refreshTimes.remove(at: index) }
     }
 
-    /// Whether a renewal call was answered with a 4xx status: the server refused the request.
+    /// Whether a renewal call was refused as a request: 400, 401 or 403 (an OAuth error such as
+    /// `invalid_client`), 404 or 405 (no such grant there). Not 408 or 429, which ask to wait,
+    /// and an obtain at once would only be a second call.
     private static func isClientError(_ error: any Error) -> Bool {
         guard let error = error as? WattleError, case .httpStatus(let response) = error else { return false }
-        return (400..<500).contains(response.statusCode)
+        return [400, 401, 403, 404, 405].contains(response.statusCode)
     }
 
     /// Ends a refresh overtaken by a sign-in or sign-out: its outcome is dropped, and the
@@ -521,9 +526,6 @@ actor AuthCoordinator {
         return .authenticationFailed(reason: "\(what) failed: \(error)")
     }
 
-    /// Whether a refresh failed before its request could reach the server: no address, no
-    /// connection, a connect timeout, TLS, the proxy, or a request refused before it was sent. (Not a lost connection or a total
-    /// timeout: the server may have taken, and rotated, the refresh token by then.)
     /// Whether a renewal's calls reached a server: set by the session when a call fails after a
     /// server answered (a redirect refused, or a later hop's failure), whose error alone would
     /// read as never sent.
@@ -536,6 +538,9 @@ actor AuthCoordinator {
     /// The running renewal's reach, for the session's calls it makes (nil outside a renewal).
     @TaskLocal static var renewalReach: RenewalReach?
 
+    /// Whether a refresh failed before its request could reach the server: no address, no
+    /// connection, a connect timeout, TLS, the proxy, or a request refused before it was sent. (Not a lost connection or a total
+    /// timeout: the server may have taken, and rotated, the refresh token by then.)
     static func neverReachedServer(_ error: any Error) -> Bool {
         guard let error = error as? WattleError else { return false }
         switch error {

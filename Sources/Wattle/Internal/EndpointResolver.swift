@@ -5,7 +5,7 @@ import Foundation
 #endif
 
 /// Turns an endpoint string and query parameters into an absolute URL.
-enum EndpointResolver {
+package enum EndpointResolver {
     static func resolve(_ endpoint: String, query: Parameters, baseURL: URL?) throws(WattleError) -> URL {
         try resolveTarget(endpoint, query: query, baseURL: baseURL).url
     }
@@ -130,7 +130,7 @@ enum EndpointResolver {
     }
 
     /// The lowercased scheme if the string starts with `scheme:` (RFC 3986 section 3.1).
-    static func scheme(of string: String) -> String? {
+    package static func scheme(of string: String) -> String? {
         // Fast path for the common cases, on the contiguous bytes (in any case: the general
         // path below lowercases the scheme too).
         let common = string.withUTF8Bytes { bytes -> String? in

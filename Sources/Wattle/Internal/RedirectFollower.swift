@@ -1,11 +1,11 @@
 #if canImport(FoundationEssentials)
-import FoundationEssentials
+package import FoundationEssentials
 #else
-import Foundation
+package import Foundation
 #endif
 
 /// Wattle's own redirect handling: trust and credentials are decided again for every hop.
-enum RedirectFollower {
+package enum RedirectFollower {
     /// Whether a status is a redirect Wattle follows. A `switch`, not a `Set<Int>`, whose first
     /// use in a process builds its generic metadata (with two more such first uses gone from
     /// the path, ~0.1 ms of a one-shot `wattle GET`).
@@ -19,6 +19,13 @@ enum RedirectFollower {
     /// Header names never carried to another origin.
     static let credentialHeaders: Set<String> = ["authorization", "cookie", "proxy-authorization"]
 
+    /// The URL a `Location` value names, resolved against the URL that answered with it
+    /// (trimmed, and percent-encoded as a request's URL is); nil when it is no URL.
+    package static func target(of location: String, from url: URL) -> URL? {
+        let encoded = PercentEncoding.encodeForURL(location.trimmingWhitespace())
+        return URL(string: encoded, relativeTo: url)?.absoluteURL
+    }
+
     /// The next hop's request, or nil when `response` is not a redirect to follow.
     static func nextRequest(
         after response: Response, for request: TransportRequest, configuration: Configuration, hops: Int,
@@ -30,8 +37,7 @@ enum RedirectFollower {
         guard hops < configuration.redirects.maximumHops else {
             throw .tooManyRedirects(limit: configuration.redirects.maximumHops, url: originalURL)
         }
-        let encoded = PercentEncoding.encodeForURL(location.trimmingWhitespace())
-        guard let target = URL(string: encoded, relativeTo: request.url)?.absoluteURL else {
+        guard let target = target(of: location, from: request.url) else {
             throw .invalidURL(Redaction.escaped(location), reason: "the redirect Location is not a valid URL")
         }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https",
