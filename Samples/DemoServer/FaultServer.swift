@@ -22,6 +22,7 @@ import NIOPosix
 /// | `/big-error-500` | a 500 with a 3 MB body (`?chunked`: chunked, no length) |
 /// | `/large-head` | a 200 head announcing 200 MB and no body (for HEAD requests) |
 /// | `/terminal-escapes` | `ESC ] 0 ; … BEL` (a terminal's set-title sequence) in a header value and in a `text/plain` body (`?json`: a JSON body holding a raw C1 CSI) |
+/// | `/trailers` | a 302 without `Location`, chunked, whose trailer fields say `Location: /elsewhere` and `Content-Type: text/html; charset=utf-16` |
 /// | `/ok` | a small valid response |
 /// | `/not-http` | an SSH server's greeting line, then FIN: not HTTP at all |
 public final class FaultServer: Sendable {
@@ -187,6 +188,12 @@ final class FaultHandler: ChannelInboundHandler {
             let text =
                 "HTTP/1.1 200 OK\r\nX-Title: \(sequence)\r\nContent-Type: \(json ? "application/json" : "text/plain")\r\n"
                 + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            closeAfter(write(text, context: context), context: context)
+        case "/trailers":
+            let text =
+                "HTTP/1.1 302 Found\r\nContent-Type: text/plain; charset=utf-8\r\nTransfer-Encoding: chunked\r\n"
+                + "Trailer: Location, Content-Type\r\n\r\n5\r\nmoved\r\n0\r\n"
+                + "Location: /elsewhere\r\nContent-Type: text/html; charset=utf-16\r\n\r\n"
             closeAfter(write(text, context: context), context: context)
         case "/large-head":
             _ = write(

@@ -123,8 +123,41 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         fields.map { field in
             if isSensitive(field.name) { return "\(field.name): <redacted>" }
             if Self.isURLValued(field.name) { return "\(field.name): \(Redaction.fullURL(field.value))" }
+            if let redacted = Self.withURLsRedacted(field) { return "\(field.name): \(redacted)" }
             return "\(field.name): \(field.value)"
         }
+    }
+
+    /// The value of a field that holds URLs among other text, each URL shown as
+    /// ``Redaction/fullURL(_:)`` shows one: `Link` (`<https://…?access_token=…>; rel="next"`, as
+    /// some APIs echo a token into their paging links) and `Refresh` (`0; url=…`). Nil for
+    /// other fields.
+    private static func withURLsRedacted(_ field: Field) -> String? {
+        let lower = field.name.lowercased()
+        if lower == "link" {
+            // Each `<URI-Reference>` (RFC 8288); parameters between them stand.
+            var text = ""
+            var rest = Substring(field.value)
+            while let open = rest.firstIndex(of: "<"), let close = rest[open...].firstIndex(of: ">") {
+                text += rest[...open] + Redaction.fullURL(String(rest[rest.index(after: open)..<close])) + ">"
+                rest = rest[rest.index(after: close)...]
+            }
+            return text + rest
+        }
+        if lower == "refresh" {
+            // `url=` in any case; the bytes before it are ASCII, so the offsets are the string's.
+            let bytes = Array(field.value.utf8)
+            let marker = Array("url=".utf8)
+            guard bytes.count >= marker.count,
+                let start = (0...(bytes.count - marker.count)).first(where: { index in
+                    zip(bytes[index...], marker).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+                })
+            else { return nil }
+            let split = start + marker.count
+            return String(decoding: bytes[..<split], as: UTF8.self)
+                + Redaction.fullURL(String(decoding: bytes[split...], as: UTF8.self))
+        }
+        return nil
     }
 
     /// `Location` or `Content-Location`, in any case.

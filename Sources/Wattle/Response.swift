@@ -162,21 +162,37 @@ public struct Response: Sendable, CustomStringConvertible, CustomReflectable {
         return nil
     }
 
+    /// The decoder's reason, with the coding path and the underlying error when the decoder
+    /// gives one, without a final period (the error adds one).
     static func describe(_ error: any Error) -> String {
+        var text = reason(error)
+        while text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    private static func reason(_ error: any Error) -> String {
         guard let decodingError = error as? DecodingError else { return "\(error)" }
+        func detail(_ context: DecodingError.Context) -> String {
+            var text = context.debugDescription
+            if let underlying = context.underlyingError {
+                while text.hasSuffix(".") { text.removeLast() }
+                text += " (\(underlying))"
+            }
+            return text
+        }
         func path(_ context: DecodingError.Context) -> String {
             let path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
             return path.isEmpty ? "at the top level" : "at \(path)"
         }
         switch decodingError {
         case .typeMismatch(let type, let context):
-            return "expected \(type) \(path(context)): \(context.debugDescription)"
+            return "expected \(type) \(path(context)): \(detail(context))"
         case .valueNotFound(let type, let context):
             return "missing \(type) value \(path(context))"
         case .keyNotFound(let key, let context):
             return "missing key \"\(key.stringValue)\" \(path(context))"
         case .dataCorrupted(let context):
-            return "corrupted data \(path(context)): \(context.debugDescription)"
+            return "corrupted data \(path(context)): \(detail(context))"
         @unknown default:
             return "\(decodingError)"
         }

@@ -92,7 +92,13 @@ extension Session {
     /// Sends a request and calls `completion` with the response; on failure the response's
     /// ``Response/error`` is set (and its status is 0 when the server never answered).
     ///
-    /// Returns the task doing the work, which can be cancelled.
+    /// `completion` is called once, on a thread of Swift's global concurrent pool, never the
+    /// main thread: hop to the main actor (or your queue) for UI work, and keep it from
+    /// blocking. The completion variants of ``get(_:parameters:headers:completion:)`` and the
+    /// other methods, and of the `String` helpers, do the same.
+    ///
+    /// Returns the task doing the work, which can be cancelled (`completion` then gets
+    /// ``WattleError/cancelled``).
     @discardableResult
     public func send(_ request: Request, completion: @escaping @Sendable (Response) -> Void) -> Task<Void, Never> {
         Task {

@@ -79,6 +79,26 @@ struct FaultTests {
         #expect(response.headers["X-Bad"] != nil)
     }
 
+    @Test("trailer fields are not headers: a Location trailer is not followed, a Content-Type one does not change the charset")
+    func trailersAreNotHeaders() async throws {
+        let server = try await Faults.server.value
+        var request = Request(server.url("trailers").absoluteString)
+        request.acceptedStatuses = [302]
+        let response = try await Faults.session().send(request)
+        #expect(response.statusCode == 302 && response.url == server.url("trailers"))
+        #expect(response.headers["Location"] == nil)
+        #expect(response.headers["Content-Type"] == "text/plain; charset=utf-8")
+        #expect(response.string == "moved")
+    }
+
+    @Test("a header value that is not UTF-8 is read byte for byte (ISO-8859-1), so its bytes can be had again")
+    func headerBytesKept() async throws {
+        let server = try await Faults.server.value
+        let response = try await Faults.session().get(server.url("invalid-utf8").absoluteString)
+        let value = try #require(response.headers["X-Bad"])
+        #expect(value.unicodeScalars.map(\.value) == [0xFF, 0xFE, 0xC3])
+    }
+
     @Test("a redirect loop ends with tooManyRedirects")
     func redirectLoop() async throws {
         let server = try await TestServer.shared()

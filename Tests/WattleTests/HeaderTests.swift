@@ -170,4 +170,17 @@ struct HeaderTests {
         #expect(!headers.description.contains("secret-token-123"))
         #expect(headers.description.contains("Accept: */*"))
     }
+
+    @Test("the URLs of Link and Refresh fields are redacted as a Location's, their other text kept")
+    func urlBearingFields() {
+        let headers: HTTPHeaders = [
+            "Link":
+                #"<https://api.test/x?page=2&access_token=S3CRET1>; rel="next", <https://u:S3CRET2@api.test/y>; rel="last""#,
+            "Refresh": "0; URL=https://api.test/z?token=S3CRET3",
+        ]
+        let text = headers.description
+        #expect(!text.contains("S3CRET"), "\(text)")
+        #expect(text.contains("page=2") && text.contains(#"rel="next""#) && text.contains(#"rel="last""#), "\(text)")
+        #expect(text.contains("Refresh: 0; URL=https://api.test/z?token="), "\(text)")
+    }
 }

@@ -84,6 +84,12 @@ struct StatusAndDecodingTests {
             ("application/json; charset=shift_jis", [0x7B, 0x7D], "{}"),
             ("text/plain; charset=shift_jis", [0x83, 0x65], nil),  // テ: not decoded, never guessed as UTF-8
             ("text/plain; charset=iso-2022-jp", [0x1B, 0x24, 0x42, 0x25, 0x46, 0x1B, 0x28, 0x42], nil),
+            // A byte-order mark is no part of the text, and names the encoding whatever the label.
+            ("text/plain; charset=utf-8", [0xEF, 0xBB, 0xBF, 0x68, 0x69], "hi"),
+            ("application/json", [0xEF, 0xBB, 0xBF, 0x7B, 0x7D], "{}"),
+            ("text/plain", [0xFF, 0xFE, 0x68, 0x00, 0x69, 0x00], "hi"),
+            ("text/plain; charset=utf-8", [0xFE, 0xFF, 0x00, 0x68, 0x00, 0x69], "hi"),
+            ("text/plain; charset=utf-32le", [0xFF, 0xFE, 0x00, 0x00, 0x68, 0x00, 0x00, 0x00], "h"),
         ] as [(String, [UInt8], String?)])
     func charsets(contentType: String, bytes: [UInt8], expected: String?) throws {
         let url = try #require(URL(string: "http://127.0.0.1/text"))
@@ -108,6 +114,16 @@ struct StatusAndDecodingTests {
         }
         let text = try await session.get("text")
         #expect(throws: WattleError.self) { try text.json() }
+        // Bad JSON: one period ends the reason (the decoder's own ended with one, and the error added another).
+        let bad = Response(statusCode: 200, data: Data(#"{"a":x}"#.utf8), url: URL(string: "https://x.test/")!)
+        do {
+            _ = try bad.json()
+            Issue.record("bad JSON decoded")
+        } catch {
+            guard case .decoding(_, let underlying, _) = error else { return }
+            #expect(underlying.contains("not valid JSON"), "\(underlying)")
+            #expect(!error.description.contains(".."), "\(error)")
+        }
     }
 
     @Test("credential-looking fields are redacted in a decoding error's body prefix")

@@ -10,7 +10,19 @@ enum CharsetDecoding {
     /// valid in it. A charset this does not decode gives the text only when the bytes are
     /// ASCII, which every such charset on the web (`shift_jis`, `euc-kr`, `koi8-r`, …) reads
     /// alike; otherwise nil rather than a guess.
+    ///
+    /// A byte-order mark for UTF-8 or UTF-16 comes first and is not part of the text: it names
+    /// the encoding whatever the label says (as the WHATWG Encoding Standard decodes), but for a
+    /// UTF-32 label, whose own mark starts as UTF-16's does.
     static func decode(_ data: Data, charset: String?) -> String? {
+        if charset?.hasPrefix("utf-32") != true, let (marked, length) = byteOrderMark(data) {
+            return decode(data.dropFirst(length), charset: marked)
+        }
+        if charset?.hasPrefix("utf-32") == true {
+            // UTF-32's own mark, dropped too (Foundation's decoder keeps it as U+FEFF).
+            if data.starts(with: [0xFF, 0xFE, 0x00, 0x00]) { return decode(data.dropFirst(4), charset: "utf-32le") }
+            if data.starts(with: [0x00, 0x00, 0xFE, 0xFF]) { return decode(data.dropFirst(4), charset: "utf-32be") }
+        }
         switch charset {
         case nil, "utf-8", "utf8", "unicode-1-1-utf-8":
             return String(validating: data, as: UTF8.self)
@@ -36,6 +48,15 @@ enum CharsetDecoding {
             // ESC starts ISO-2022's shifts: ASCII bytes that are not ASCII text.
             return data.allSatisfy { $0 < 0x80 && $0 != 0x1B } ? String(decoding: data, as: UTF8.self) : nil
         }
+    }
+
+    /// The encoding a byte-order mark at the start names, and its length.
+    private static func byteOrderMark(_ data: Data) -> (charset: String, length: Int)? {
+        let start = data.prefix(3)
+        if start.elementsEqual([0xEF, 0xBB, 0xBF]) { return ("utf-8", 3) }
+        if start.starts(with: [0xFE, 0xFF]) { return ("utf-16be", 2) }
+        if start.starts(with: [0xFF, 0xFE]) { return ("utf-16le", 2) }
+        return nil
     }
 
     /// Windows-1252 as the WHATWG Encoding Standard decodes it: Latin-1, except 0x80-0x9F,

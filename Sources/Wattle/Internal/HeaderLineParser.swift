@@ -39,11 +39,23 @@ enum HeaderLineParser {
         var end = line.count
         while end > start, isWhitespaceOrNewline(line[end - 1]) { end -= 1 }
         while start < end, line[start] == UInt8(ascii: " ") || line[start] == UInt8(ascii: "\t") { start += 1 }
-        let value = String(decoding: UnsafeRawBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
-        return (name, value)
+        return (name, text(UnsafeRawBufferPointer(rebasing: line[start..<end])))
     }
 
-    /// Every field of a header block (the lines after the status line), folded lines joined.
+    /// A value's bytes as text: UTF-8, else ISO-8859-1 (RFC 9110 section 5.5: `obs-text` is
+    /// opaque; read byte for byte, the bytes can be had again, where U+FFFD would lose them).
+    static func text(_ bytes: UnsafeRawBufferPointer) -> String {
+        if let text = String(validating: bytes, as: UTF8.self) { return text }
+        var scalars = String.UnicodeScalarView()
+        scalars.reserveCapacity(bytes.count)
+        for byte in bytes { scalars.append(Unicode.Scalar(byte)) }
+        return String(scalars)
+    }
+
+    /// Every field of a header block (the lines after the status line), folded lines joined,
+    /// up to the blank line that ends it: what follows are trailer fields (libcurl passes a
+    /// chunked body's, and HTTP/2's, to the header callback), which RFC 9110 section 6.5.1 keeps
+    /// out of the header section.
     static func fields(_ block: [UInt8]) -> HTTPHeaders {
         var fields: [HTTPHeaders.Field] = []
         block.withUnsafeBytes { all in
@@ -58,6 +70,7 @@ enum HeaderLineParser {
             while start < all.count {
                 let end = index(of: UInt8(ascii: "\n"), in: all, from: start).map { $0 + 1 } ?? all.count
                 let line = UnsafeRawBufferPointer(rebasing: all[start..<end])
+                if line.allSatisfy({ $0 == UInt8(ascii: "\r") || $0 == UInt8(ascii: "\n") }) { break }
                 if let field = field(line) {
                     fields.append(HTTPHeaders.Field(name: field.name, value: field.value))
                 } else if let folded = continuation(line), !fields.isEmpty {
