@@ -79,7 +79,9 @@ struct FaultTests {
         #expect(response.headers["X-Bad"] != nil)
     }
 
-    @Test("trailer fields are not headers: a Location trailer is not followed, a Content-Type one does not change the charset")
+    @Test(
+        "trailer fields are not headers: a Location trailer is not followed, a Content-Type one does not change the charset"
+    )
     func trailersAreNotHeaders() async throws {
         let server = try await Faults.server.value
         var request = Request(server.url("trailers").absoluteString)
