@@ -79,6 +79,10 @@ struct RequestCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if continueDownload, output == "-" {
+            throw RequestInvocation.reported(
+                CLIError.usage("--continue resumes a download to a file: not with -o - (standard output)"))
+        }
         try await invocation.run()
     }
 }

@@ -148,6 +148,9 @@ struct RequestInvocation: Equatable, Sendable {
         // httpie's `:3000/path`, and with no base URL a host without a scheme, are http://.
         let endpoint = EndpointShorthand.expanded(words.removeFirst(), hasBaseURL: connection.resolvedBaseURL != nil)
         if continueDownload, output == nil { throw CLIError.usage("--continue resumes a download: it needs -o FILE") }
+        if stream, output != nil {
+            throw CLIError.usage("--stream prints the body as it arrives, -o writes it to a file: give one of the two")
+        }
         if let maxRedirects {
             guard follow else { throw CLIError.usage("--max-redirects limits --follow: give --follow too") }
             guard maxRedirects >= 1 else {

@@ -464,6 +464,9 @@ struct CLITests {
             (["--timeout", "abc", server.url("user").absoluteString], 1),
             (["--no-such-option", server.url("user").absoluteString], 1),
             (["auth", "login", server.url("api/login").absoluteString], 1),
+            // Options that contradict each other: a usage error each, nothing sent.
+            (["-c", "-o", "-", server.url("user").absoluteString], 1),
+            (["-S", "-o", "/tmp/wattle-never-written", server.url("user").absoluteString], 1),
         ]
         let version = try await CLI.run(["--version"])
         #expect(version.status == 0 && version.text == "wattle \(Wattle.version)\n", "\(version.text)")
