@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import WattleDemoServer
 import WattleKeychain
@@ -53,21 +54,12 @@ enum MutualTLS {
     /// `openssl ARGUMENTS` reading `input`, with `passphrase` in `WATTLE_TEST_PASS` (for
     /// `-passout env:WATTLE_TEST_PASS`, out of the process list): its standard output.
     static func openssl(_ arguments: [String], input: String, passphrase: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "WATTLE_TEST_PASS": passphrase]
-        let stdin = Pipe()
-        let stdout = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        try stdin.fileHandleForWriting.write(contentsOf: Data(input.utf8))
-        try stdin.fileHandleForWriting.close()
-        let output = stdout.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.fileReadUnknown) }
+        // posix_spawn, not Foundation's Process (see ChildProcess: Process.run() crashed here).
+        let process = try ChildProcess(
+            "/usr/bin/env", ["openssl"] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "WATTLE_TEST_PASS": passphrase], input: .data(Data(input.utf8)))
+        let (output, _) = process.readToEnd()
+        guard process.waitForExit() == 0 else { throw CocoaError(.fileReadUnknown) }
         return String(decoding: output, as: UTF8.self)
     }
 

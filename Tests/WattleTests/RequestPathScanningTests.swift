@@ -50,8 +50,11 @@ struct RequestPathScanningTests {
             " orphan\r\nServer: nginx\r\nX-Folded: a\r\n  b c \r\nNoColon\r\n: empty name\r\nEmpty:\r\nSpaced :  v  \r\n\r\nLast: no newline"
                 .utf8)
         let fields = HeaderLineParser.fields(block).fields
-        #expect(fields.map(\.name) == ["Server", "X-Folded", "Empty", "Spaced ", "Last"])
-        #expect(fields.map(\.value) == ["nginx", "a b c", "", "v", "no newline"])
+        // The blank line ends the head: `Last` is a trailer field.
+        #expect(fields.map(\.name) == ["Server", "X-Folded", "Empty", "Spaced "])
+        #expect(fields.map(\.value) == ["nginx", "a b c", "", "v"])
+        let latin1 = HeaderLineParser.fields(Array("A: caf".utf8) + [0xE9] + Array("\r\n \u{E9}t".utf8)).fields
+        #expect(latin1.map(\.value) == ["caf\u{E9} \u{E9}t"])
         #expect(HeaderLineParser.fields([]).fields.isEmpty)
         #expect(HeaderLineParser.fields(Array("\n\n\r\n".utf8)).fields.isEmpty)
     }
@@ -70,9 +73,10 @@ struct RequestPathScanningTests {
         }
     }
 
-    /// The definition, on arrays: lines end after each LF; `name: value` when the line does not
-    /// start with a space or tab and has a colon after at least one byte; a line starting with
-    /// space or tab continues the previous field.
+    /// The definition, on arrays: lines end after each LF; a line of nothing but CR and LF ends
+    /// the head (trailer fields follow); `name: value` when the line does not start with a space
+    /// or tab and has a colon after at least one byte; a line starting with space or tab
+    /// continues the previous field. Values are UTF-8, else ISO-8859-1 byte for byte.
     static func plainFields(_ block: [UInt8]) -> [HTTPHeaders.Field] {
         var fields: [HTTPHeaders.Field] = []
         var lines: [[UInt8]] = []
@@ -86,8 +90,12 @@ struct RequestPathScanningTests {
         }
         if !current.isEmpty { lines.append(current) }
         let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+        func text(_ bytes: some Collection<UInt8>) -> String {
+            String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map(Unicode.Scalar.init)))
+        }
         for line in lines {
             guard let first = line.first else { continue }
+            if line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }) { break }
             if first != space, first != tab, let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > 0 {
                 var value = Array(line[(colon + 1)...])
                 while let last = value.last, [space, tab, 0x0D, 0x0A].contains(last) { value.removeLast() }
@@ -95,10 +103,10 @@ struct RequestPathScanningTests {
                 fields.append(
                     HTTPHeaders.Field(
                         name: String(decoding: line[..<colon], as: UTF8.self),
-                        value: String(decoding: value, as: UTF8.self)))
+                        value: text(value)))
             } else if first == space || first == tab, !fields.isEmpty {
-                let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
-                if !text.isEmpty { fields[fields.count - 1].value += " " + text }
+                let folded = text(line).trimmingWhitespace()
+                if !folded.isEmpty { fields[fields.count - 1].value += " " + folded }
             }
         }
         return fields

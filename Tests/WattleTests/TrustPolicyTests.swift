@@ -254,18 +254,16 @@ struct TrustPolicyTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("cert.pem")
         try pem.write(to: file, atomically: true, encoding: .utf8)
-        let openssl = Process()
-        openssl.executableURL = URL(fileURLWithPath: "/bin/sh")
-        openssl.arguments = [
-            "-c",
-            "openssl x509 -in '\(file.path)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
-        ]
-        let pipe = Pipe()
-        openssl.standardOutput = pipe
-        try openssl.run()
-        openssl.waitUntilExit()
-        let expected = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let openssl = try ChildProcess(
+            "/bin/sh",
+            [
+                "-c",
+                "openssl x509 -in '\(file.path)' -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64",
+            ], environment: ["PATH": "/usr/bin:/bin"])
+        let (output, _) = openssl.readToEnd()
+        #expect(openssl.waitForExit() == 0)
+        let expected = String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(fromPEM == "sha256//" + expected)
     }
 

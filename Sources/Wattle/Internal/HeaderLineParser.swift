@@ -93,8 +93,8 @@ enum HeaderLineParser {
     /// The text of an obsolete folded continuation line (starting with space or tab), or nil.
     static func continuation(_ line: UnsafeRawBufferPointer) -> String? {
         guard let first = line.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") else { return nil }
-        let text = String(decoding: line, as: UTF8.self).trimmingWhitespace()
-        return text.isEmpty ? nil : text
+        let folded = text(line).trimmingWhitespace()
+        return folded.isEmpty ? nil : folded
     }
 
     private static func isWhitespaceOrNewline(_ byte: UInt8) -> Bool {
