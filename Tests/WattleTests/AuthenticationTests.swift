@@ -153,11 +153,17 @@ struct AuthenticationTests {
         "a renewal before expiry that fails (a 503, then the cap) still sends the unexpired token; a refused refresh token does not"
     )
     func earlyRenewalFailureSendsTheToken() async throws {
-        let fixture = try await AuthFixture.make { $0.authenticator?.maximumRefreshesPerWindow = 2 }
-        // Within the 10 s leeway, so renewed before it is sent; the server takes it for 300 s.
+        // A leeway of an hour and a token for 30 minutes more: renewed before it is sent, and
+        // unexpired however slowly the test runs (8 s of 10 ran out under AddressSanitizer).
+        // The server takes it for 300 s.
+        let fixture = try await AuthFixture.make {
+            $0.authenticator?.maximumRefreshesPerWindow = 2
+            $0.authenticator?.refreshWindow = .seconds(3600)
+            $0.authenticator?.expiryLeeway = .seconds(3600)
+        }
         let soon = AuthToken(
             accessToken: fixture.tokens.access, refreshToken: fixture.tokens.refresh,
-            expiresAt: Date(timeIntervalSinceNow: 8))
+            expiresAt: Date(timeIntervalSinceNow: 1800))
         try await fixture.store.save(soon)
         fixture.server.api.configure { $0.failRefreshWithServerError = true }
         for _ in 0..<4 {
@@ -168,11 +174,11 @@ struct AuthenticationTests {
         #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
         try await fixture.server.stop()
 
-        let refused = try await AuthFixture.make()
+        let refused = try await AuthFixture.make { $0.authenticator?.expiryLeeway = .seconds(3600) }
         try await refused.store.save(
             AuthToken(
                 accessToken: refused.tokens.access, refreshToken: refused.tokens.refresh,
-                expiresAt: Date(timeIntervalSinceNow: 8)))
+                expiresAt: Date(timeIntervalSinceNow: 1800)))
         refused.server.api.configure { $0.rejectRefresh = true }
         await expectWattleError({ _ = try await refused.session.get("echo") }) {
             if case .authenticationFailed = $0 { true } else { false }
