@@ -30,13 +30,7 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
         // The path is the rest, its escaped separator characters unescaped: written back escaped,
         // it is the same path.
         guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
-        var written = "@"
-        for character in path {
-            if character == "=" || character == ":" || character == "@" || character == ";" { written.append("\\") }
-            written.append(character)
-        }
-        let again = try? RequestItem.parse(written)
-        fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
+        checkWrittenBack(item, as: "@" + escaped(path, backslashes: false))
         return
     case .header(let n, let v):
         // ": ", not ":": leading spaces are dropped from a header value, and without one a value
@@ -49,19 +43,27 @@ func fuzzOne(_ bytes: UnsafeRawBufferPointer) {
     }
     fuzzCheck(!name.isEmpty, "an item with an empty name: \(item)")
     guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return }
+    // The value's separator characters are written escaped (`a=\@x` is text, not a file).
+    checkWrittenBack(item, as: escaped(name, backslashes: true) + separator + escaped(value, backslashes: false))
+}
+
+/// `text` with each separator character (`=`, `:`, `@`, `;`), and with `backslashes` each
+/// backslash (a name's), behind a backslash.
+func escaped(_ text: String, backslashes: Bool) -> String {
     var written = ""
-    for character in name {
-        if character == "\\" || character == "=" || character == ":" || character == ";" || character == "@" {
+    for character in text {
+        if character == "=" || character == ":" || character == "@" || character == ";"
+            || (backslashes && character == "\\")
+        {
             written.append("\\")
         }
         written.append(character)
     }
-    // The value's separator characters are written escaped (`a=\@x` is text, not a file).
-    written += separator
-    for character in value {
-        if character == "=" || character == ":" || character == "@" || character == ";" { written.append("\\") }
-        written.append(character)
-    }
+    return written
+}
+
+/// Checks that `written` parses to `item`.
+func checkWrittenBack(_ item: RequestItem, as written: String) {
     let again = try? RequestItem.parse(written)
     fuzzCheck(again == item, "\(item) written as \(written.debugDescription) parses as \(String(describing: again))")
 }

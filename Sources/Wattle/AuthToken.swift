@@ -86,9 +86,10 @@ public struct AuthToken: Codable, Sendable, Hashable, CustomStringConvertible, C
             }
             // Text is not JSON: "nan", "inf" or "-5" would parse as a Double, none is a lifetime.
             let lifetime = fields["expires_in"].flatMap(Double.init).flatMap { $0.isFinite && $0 >= 0 ? $0 : nil }
+            // (An empty refresh token or type is absent: the step below, for both forms.)
             body = Body(
-                access_token: access, refresh_token: fields["refresh_token"].flatMap { $0.isEmpty ? nil : $0 },
-                expires_in: Seconds(lifetime), token_type: fields["token_type"].flatMap { $0.isEmpty ? nil : $0 })
+                access_token: access, refresh_token: fields["refresh_token"], expires_in: Seconds(lifetime),
+                token_type: fields["token_type"])
         } else {
             // As it is: not the session's decoder, whose key strategy could rename the fields.
             body = try response.decode(Body.self, decoder: JSONDecoder())

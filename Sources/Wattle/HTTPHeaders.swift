@@ -133,8 +133,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
     /// some APIs echo a token into their paging links) and `Refresh` (`0; url=…`). Nil for
     /// other fields.
     private static func withURLsRedacted(_ field: Field) -> String? {
-        let lower = field.name.lowercased()
-        if lower == "link" {
+        if field.name.caseInsensitiveEquals("Link") {
             // Each `<URI-Reference>` (RFC 8288); parameters between them stand.
             var text = ""
             var rest = Substring(field.value)
@@ -144,7 +143,7 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             }
             return text + rest
         }
-        if lower == "refresh" {
+        if field.name.caseInsensitiveEquals("Refresh") {
             // `url=` in any case; the bytes before it are ASCII, so the offsets are the string's.
             let bytes = Array(field.value.utf8)
             let marker = Array("url=".utf8)

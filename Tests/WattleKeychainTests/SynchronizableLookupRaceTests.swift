@@ -52,13 +52,8 @@ private final class StatementStartHook {
         let reader = temporary.store
         // Another connection to the file, as another process has.
         let writer = try temporary.reopen()
-        var item = KeychainItem.genericPassword(service: "s", account: "a", data: Data("pw"))
-        item.attributes.accessGroup = "group.example"
-        try writer.add(item)
-        // Account, service and access group: the whole identity, looked up by its two ids.
-        var query = KeychainQuery.genericPassword(service: "s", account: "a").all().withAttributes()
-        query.attributes.accessGroup = "group.example"
-        query.synchronizable = .any
+        try writer.add(WholeIdentity.item)
+        let query = WholeIdentity.anyQuery
         _ = try reader.copyMatching(query)  // prepares the reader's statements
 
         // The writer flips the flag whenever the reader starts a lookup by id: between two

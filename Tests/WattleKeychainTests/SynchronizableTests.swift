@@ -45,13 +45,8 @@ import WattleKeychain
         arguments: StoreKind.allCases)
     func anyByIdentityFindsTheItemOnceForEitherFlag(kind: StoreKind) throws {
         let store = try kind.make().store
-        var item = KeychainItem.genericPassword(service: "s", account: "a", data: Data("pw"))
-        item.attributes.accessGroup = "group.example"
-        try store.add(item)
-        // Account, service and access group: the whole identity, looked up by its two ids.
-        var query = KeychainQuery.genericPassword(service: "s", account: "a").all().withAttributes()
-        query.attributes.accessGroup = "group.example"
-        query.synchronizable = .any
+        try store.add(WholeIdentity.item)
+        let query = WholeIdentity.anyQuery
         for flag in [false, true, false] {
             try store.update(query, with: KeychainUpdate(synchronizable: flag))
             let found = try store.copyMatching(query)
@@ -74,5 +69,22 @@ import WattleKeychain
         try synced.removeAll()
         #expect(try local.string(forKey: "k") == "local")
         #expect(try synced.hasValue(forKey: "k") == false)
+    }
+}
+
+/// An item whose whole identity a query can name (account, service and access group), and that
+/// query with synchronizable `.any`, which is looked up by the identity's two ids, one per flag.
+enum WholeIdentity {
+    static var item: KeychainItem {
+        var item = KeychainItem.genericPassword(service: "s", account: "a", data: Data("pw"))
+        item.attributes.accessGroup = "group.example"
+        return item
+    }
+
+    static var anyQuery: KeychainQuery {
+        var query = KeychainQuery.genericPassword(service: "s", account: "a").all().withAttributes()
+        query.attributes.accessGroup = "group.example"
+        query.synchronizable = .any
+        return query
     }
 }
