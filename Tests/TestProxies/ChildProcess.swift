@@ -16,7 +16,8 @@ private enum GNU {
         to: AddCloseFrom.self)
 }
 
-/// A child process started with `posix_spawn`, its standard output and error on pipes.
+/// A child process started with `posix_spawn`, its standard output and error on pipes (or in a
+/// file).
 ///
 /// For the tests that start many processes: Foundation's `Process.run()` (Swift 6.3.1) reads
 /// `/proc/self/fd` entries past their end (swift-corelibs-foundation PR 5472), which crashed a
@@ -32,6 +33,16 @@ public final class ChildProcess: @unchecked Sendable {
         case data(Data)
         /// The file at this path.
         case file(String)
+        /// A pipe kept open for ``writeInput(_:)`` until ``closeInput()``.
+        case pipe
+    }
+
+    /// Where the child's standard output and error go.
+    public enum Output: Sendable {
+        /// Two pipes, read with ``readToEnd()`` or ``collect()``.
+        case pipes
+        /// Both appended to the file at this path (created if missing): `/dev/null` drops them.
+        case file(String)
     }
 
     /// The child's process identifier.
@@ -39,25 +50,30 @@ public final class ChildProcess: @unchecked Sendable {
     /// The read ends of the child's standard output and error (-1 once closed).
     private var output: Int32
     private var errors: Int32
-    private var status: Int32?
+    /// The write end of the child's standard input for `.pipe` (-1 otherwise or once closed).
+    private var input: Int32
+    /// The raw wait status, once the child has been waited for (-1 when it could not be).
+    private var waited: Int32?
+    /// Guards `waited`: ``isRunning`` may be polled while another thread waits.
+    private let lock = NSLock()
 
     /// Starts `path` with `arguments` (without the program's name) and exactly `environment`.
-    public init(_ path: String, _ arguments: [String], environment: [String: String], input: Input = .none) throws {
+    public init(
+        _ path: String, _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        input: Input = .none, output destination: Output = .pipes
+    ) throws {
         var outputPipe: [Int32] = [-1, -1]
         var errorPipe: [Int32] = [-1, -1]
         var inputPipe: [Int32] = [-1, -1]
-        // Every descriptor made here is closed on the way out, but the read ends kept on success.
+        // Every descriptor made here is closed on the way out, but the parent's ends kept on success.
         var started = false
         defer {
-            for descriptor in [outputPipe[1], errorPipe[1], inputPipe[0], inputPipe[1]] where descriptor >= 0 {
+            for descriptor in [outputPipe[1], errorPipe[1], inputPipe[0]] where descriptor >= 0 {
                 close(descriptor)
             }
             if !started {
-                for descriptor in [outputPipe[0], errorPipe[0]] where descriptor >= 0 { close(descriptor) }
+                for descriptor in [outputPipe[0], errorPipe[0], inputPipe[1]] where descriptor >= 0 { close(descriptor) }
             }
-        }
-        guard GNU.pipe2(&outputPipe, O_CLOEXEC) == 0, GNU.pipe2(&errorPipe, O_CLOEXEC) == 0 else {
-            throw Self.failure("pipe2")
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -67,6 +83,9 @@ public final class ChildProcess: @unchecked Sendable {
             posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         case .file(let path):
             posix_spawn_file_actions_addopen(&actions, 0, path, O_RDONLY, 0)
+        case .pipe:
+            guard GNU.pipe2(&inputPipe, O_CLOEXEC) == 0 else { throw Self.failure("pipe2") }
+            posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
         case .data(let data):
             precondition(data.count <= 65_536, "more than a pipe's buffer")
             guard GNU.pipe2(&inputPipe, O_CLOEXEC) == 0 else { throw Self.failure("pipe2") }
@@ -77,8 +96,17 @@ public final class ChildProcess: @unchecked Sendable {
             guard written == data.count else { throw Self.failure("write") }
             posix_spawn_file_actions_adddup2(&actions, inputPipe[0], 0)
         }
-        posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        switch destination {
+        case .pipes:
+            guard GNU.pipe2(&outputPipe, O_CLOEXEC) == 0, GNU.pipe2(&errorPipe, O_CLOEXEC) == 0 else {
+                throw Self.failure("pipe2")
+            }
+            posix_spawn_file_actions_adddup2(&actions, outputPipe[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, errorPipe[1], 2)
+        case .file(let path):
+            posix_spawn_file_actions_addopen(&actions, 1, path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        }
         _ = GNU.addCloseFrom(&actions, 3)
         // The child starts with no signal blocked and SIGPIPE as a shell would leave it.
         var attributes = posix_spawnattr_t()
@@ -106,16 +134,62 @@ public final class ChildProcess: @unchecked Sendable {
         pid = child
         output = outputPipe[0]
         errors = errorPipe[0]
+        self.input = inputPipe[1]
     }
 
     deinit {
-        if output >= 0 { close(output) }
-        if errors >= 0 { close(errors) }
+        for descriptor in [output, errors, input] where descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Writes `data` to the child's standard input (`.pipe`), waiting while the pipe is full.
+    public func writeInput(_ data: Data) throws {
+        precondition(input >= 0, "no input pipe, or it is closed")
+        try data.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = write(input, bytes.baseAddress! + offset, bytes.count - offset)
+                if count > 0 {
+                    offset += count
+                } else if count < 0, errno != EINTR {
+                    throw Self.failure("write")
+                }
+            }
+        }
+    }
+
+    /// Closes the child's standard input (`.pipe`): it reads end of file.
+    public func closeInput() {
+        if input >= 0 { close(input) }
+        input = -1
+    }
+
+    /// Whether the child has not ended yet; never waits. (Once it has, its status is kept for
+    /// ``waitForExit()``.)
+    public var isRunning: Bool {
+        lock.withLock {
+            if waited != nil { return false }
+            var raw: Int32 = 0
+            while true {
+                let found = waitpid(pid, &raw, WNOHANG)
+                if found == 0 { return true }
+                if found == pid {
+                    waited = raw
+                    return false
+                }
+                // ECHILD: a blocking wait elsewhere took the status, and keeps it.
+                if errno != EINTR { return false }
+            }
+        }
+    }
+
+    /// Whether a signal ended the child (false while it runs or when it exited).
+    public var endedBySignal: Bool {
+        lock.withLock { waited.map { $0 >= 0 && $0 & 0x7F != 0 } ?? false }
     }
 
     /// What the child has written to its standard output so far, waiting for the first bytes
     /// (empty at its end).
-    func availableOutput() -> Data {
+    public func availableOutput() -> Data {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = read(output, &buffer, buffer.count)
@@ -156,19 +230,22 @@ public final class ChildProcess: @unchecked Sendable {
     /// `Process.terminationStatus` has it).
     @discardableResult
     public func waitForExit() -> Int32 {
-        if let status { return status }
-        var raw: Int32 = 0
-        while waitpid(pid, &raw, 0) < 0 {
-            // Not ours to wait for (ECHILD): no status, rather than a made-up exit 0.
-            guard errno == EINTR else {
-                status = -1
-                return -1
+        // Not under the lock: `isRunning` stays answerable while this blocks.
+        var raw = lock.withLock { waited }
+        if raw == nil {
+            var status: Int32 = 0
+            var found: pid_t
+            repeat { found = waitpid(pid, &status, 0) } while found < 0 && errno == EINTR
+            // Not ours to wait for (ECHILD): no status, rather than a made-up exit 0; unless
+            // `isRunning` took the status first.
+            raw = lock.withLock {
+                if waited == nil { waited = found == pid ? status : -1 }
+                return waited
             }
         }
+        guard let raw, raw >= 0 else { return -1 }
         // WIFEXITED: the low 7 bits are 0; then the status is the next byte, else the signal.
-        let ended = raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
-        status = ended
-        return ended
+        return raw & 0x7F == 0 ? (raw >> 8) & 0xFF : raw & 0x7F
     }
 
     /// ``readToEnd()`` and ``waitForExit()``, on a thread of their own: a test that waits so on

@@ -20,7 +20,7 @@ public final class LocalProxy: @unchecked Sendable {
     public let port: Int
     /// The scheme of its URL: `http` or `socks5h`.
     public let scheme: String
-    private let process: Process
+    private let process: ChildProcess
     private let folder: URL
     private let log: URL
 
@@ -66,22 +66,16 @@ public final class LocalProxy: @unchecked Sendable {
         // A free port can be taken between finding and binding it: try a few.
         for _ in 0..<5 {
             let port = try Self.freePort()
-            _ = FileManager.default.createFile(atPath: outputFile.path, contents: nil)
-            let output = try FileHandle(forWritingTo: outputFile)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = try arguments(port, folder, log)
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            try? output.close()
+            // posix_spawn, not Foundation's Process (see ChildProcess).
+            let process = try ChildProcess(
+                executable, try arguments(port, folder, log), output: .file(outputFile.path))
             if Self.waitUntilListening(port: port, process: process) {
                 self.port = port
                 self.process = process
                 return
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            if process.isRunning { kill(process.pid, SIGKILL) }
+            process.waitForExit()
         }
         throw LocalProxyError("\(executable) did not start listening; see \(outputFile.path)")
     }
@@ -120,13 +114,13 @@ public final class LocalProxy: @unchecked Sendable {
     /// its open connections, which a session keeps alive, for up to its 30 s timeout.
     public func stop() {
         if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            kill(process.pid, SIGKILL)
+            process.waitForExit()
         }
         try? FileManager.default.removeItem(at: folder)
     }
 
-    private static func waitUntilListening(port: Int, process: Process) -> Bool {
+    private static func waitUntilListening(port: Int, process: ChildProcess) -> Bool {
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline, process.isRunning {
             // Still running after a connection: the listener is this proxy, not another's.

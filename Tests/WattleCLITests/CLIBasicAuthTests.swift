@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import Wattle
 import WattleDemoServer
@@ -64,18 +65,17 @@ struct CLIBasicAuthTests {
             case "basic": ["-a", "bob:\(password)", "http://127.0.0.1:\(server.port)\(path)"]
             default: ["--base-url=http://bob:\(password)@127.0.0.1:\(server.port)/", String(path.dropFirst())]
             }
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
         let before = server.stats.hits(path)
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let process = try ChildProcess(CLI.binary.path, arguments)
+        defer {
+            if process.isRunning {
+                kill(process.pid, SIGKILL)
+                process.waitForExit()
+            }
+        }
         let deadline = ContinuousClock.now + .seconds(120)
-        let pid = process.processIdentifier
+        let pid = process.pid
         // Polled on a thread of its own, and read as soon as the request has arrived: the pool's
         // wake-ups lag by seconds under a sanitizer on a loaded machine.
         let cmdline = await withCheckedContinuation { continuation in
@@ -94,8 +94,8 @@ struct CLIBasicAuthTests {
         // Waited for without blocking a thread of the pool; the echo fits the pipe's buffer.
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         try #require(!process.isRunning, "the CLI did not end")
-        let body = output.fileHandleForReading.readDataToEndOfFile()
-        #expect(process.terminationStatus == 0)
+        let body = process.readToEnd().output
+        #expect(process.waitForExit() == 0)
         #expect(
             try JSONDecoder().decode(Echo.self, from: body).header("Authorization")
                 == "Basic " + Data("bob:\(password)".utf8).base64EncodedString())
@@ -129,31 +129,28 @@ struct CLIBasicAuthTests {
         // standard input is typed on it. The password is typed once the prompt is shown (the
         // prompt discards what was typed before it).
         let command = "'\(CLI.binary.path)' -a alice PUT '\(Self.checked(server))' < '\(body.path)'"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        let input = Pipe()
-        let output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let seen = try await Task.detached { () -> String in
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let process = try ChildProcess("/usr/bin/script", ["-qec", command, "/dev/null"], input: .pipe)
+        defer {
+            if process.isRunning {
+                kill(process.pid, SIGKILL)
+                process.waitForExit()
+            }
+        }
+        let (seen, status) = await ChildProcess.onOwnThread { () -> (String, Int32) in
             var text = ""
             while !text.contains("Password: ") {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = process.availableOutput()
                 if chunk.isEmpty { break }
                 text += String(decoding: chunk, as: UTF8.self)
             }
-            if text.contains("Password: ") {
-                try input.fileHandleForWriting.write(contentsOf: Data("\(Self.password)\n".utf8))
-            }
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            return text + String(decoding: rest, as: UTF8.self)
-        }.value
-        process.waitUntilExit()
-        try? input.fileHandleForWriting.close()
-        #expect(process.terminationStatus == 0, "\(seen)")
+            if text.contains("Password: ") { try? process.writeInput(Data("\(Self.password)\n".utf8)) }
+            let (rest, errors) = process.readToEnd()
+            process.closeInput()
+            let status = process.waitForExit()
+            return (text + String(decoding: rest + errors, as: UTF8.self), status)
+        }
+        #expect(status == 0, "\(seen)")
         // The body is printed for a terminal: pretty and coloured.
         #expect(seen.contains("Password: ") && seen.contains("authenticated"), "\(seen)")
         #expect(seen.contains("true") && !seen.contains("false") && seen.contains("alice"), "\(seen)")

@@ -20,16 +20,18 @@ struct CLIContinueTests {
         // it had written is kept (pieces it gathered in memory to write together, under 512
         // KiB, are lost with it).
         let url = server.url("resource/\(length)?cut=\(cut)&stall=1").absoluteString
-        let process = Process()
-        process.executableURL = CLI.binary
         // No stall timeout: under a sanitizer on a loaded machine, 30 s have passed between
         // seeing its bytes and the download below, and the CLI gave up (and let go) first.
-        process.arguments = ["--stall-timeout", "0", "--continue", "-o", file.path, url]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let process = try ChildProcess(
+            CLI.binary.path, ["--stall-timeout", "0", "--continue", "-o", file.path, url],
+            output: .file("/dev/null"))
+        defer {
+            if process.isRunning {
+                kill(process.pid, SIGKILL)
+                process.waitForExit()
+            }
+        }
         func partialSize() -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size]) as? Int) ?? 0
         }
@@ -40,7 +42,7 @@ struct CLIContinueTests {
         while partialSize() < cut - 512 * 1024, process.isRunning, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        try #require(process.isRunning, "the CLI ended before it was killed (status \(process.terminationStatus))")
+        try #require(process.isRunning, "the CLI ended before it was killed (status \(process.waitForExit()))")
         try #require(partialSize() >= cut - 512 * 1024, "the CLI wrote \(partialSize()) bytes in 240 s")
         // While the process runs, its partial is locked: a download here to the same file is refused.
         var configuration = Configuration()
@@ -56,9 +58,8 @@ struct CLIContinueTests {
                 Issue.record("unexpected error: \(error)")
             }
         }
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal)
+        kill(process.pid, SIGKILL)
+        #expect(process.waitForExit() == SIGKILL && process.endedBySignal)
         let kept = partialSize()
         #expect(kept >= cut - 512 * 1024 && kept <= cut)
         #expect(!FileManager.default.fileExists(atPath: file.path))

@@ -170,16 +170,15 @@ struct CLITests {
             "auth", "set-token", token, "--refresh-token", "-", "--keychain",
             folder.appendingPathComponent("cli.keychain").path, "--base-url", server.baseURL.absoluteString,
         ]
-        let process = Process()
-        process.executableURL = CLI.binary
-        process.arguments = arguments
-        let input = Pipe()
-        process.standardInput = input
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        let pid = process.processIdentifier
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let process = try ChildProcess(CLI.binary.path, arguments, input: .pipe, output: .file("/dev/null"))
+        defer {
+            if process.isRunning {
+                kill(process.pid, SIGKILL)
+                process.waitForExit()
+            }
+        }
+        let pid = process.pid
         let stars = String(repeating: "*", count: token.count)
         let expected = arguments.map { $0 == token ? stars : $0 }
         // Polled on a thread of its own until the token is hidden (or a minute has passed).
@@ -197,12 +196,9 @@ struct CLITests {
             return Array(shown.dropFirst())
         }
         #expect(shown == expected)
-        input.fileHandleForWriting.write(Data("refresh-\(token)\n".utf8))
-        try input.fileHandleForWriting.close()
-        let finished = await ChildProcess.onOwnThread { () -> Int32 in
-            process.waitUntilExit()
-            return process.terminationStatus
-        }
+        try process.writeInput(Data("refresh-\(token)\n".utf8))
+        process.closeInput()
+        let finished = await ChildProcess.onOwnThread { process.waitForExit() }
         #expect(finished == 0)
         let kept = try await CLI.run(["auth", "show"] + arguments.suffix(4))
         #expect(kept.status == 0, "\(kept.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 
 @testable import WattleKeychain
@@ -68,19 +69,16 @@ enum Reliability {
     /// Runs a program and returns its exit status and combined output.
     @discardableResult
     static func run(_ executable: String, _ arguments: [String]) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"  // a crash reports at once, without the backtracer
-        process.environment = environment
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (-1, "\(error)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        // posix_spawn, not Foundation's Process (see ChildProcess).
+        let process: ChildProcess
+        do { process = try ChildProcess(executable, arguments, environment: environment) } catch {
+            return (-1, "\(error)")
+        }
+        let (output, errors) = process.readToEnd()
+        let status = process.waitForExit()
+        return (status, String(decoding: output + errors, as: UTF8.self))
     }
 }
 
