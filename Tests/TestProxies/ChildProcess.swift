@@ -72,7 +72,9 @@ public final class ChildProcess: @unchecked Sendable {
                 close(descriptor)
             }
             if !started {
-                for descriptor in [outputPipe[0], errorPipe[0], inputPipe[1]] where descriptor >= 0 { close(descriptor) }
+                for descriptor in [outputPipe[0], errorPipe[0], inputPipe[1]] where descriptor >= 0 {
+                    close(descriptor)
+                }
             }
         }
         var actions = posix_spawn_file_actions_t()
