@@ -167,7 +167,13 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         var parts = ["\(name)=…", "\(includesSubdomains ? "domain" : "host") \(domain)", "path \(path)"]
         if isSecure { parts.append("secure") }
         if isHTTPOnly { parts.append("HttpOnly") }
-        parts.append(expiresAt.map { "expires in \(Int($0.timeIntervalSinceNow)) s" } ?? "expires with the session")
+        // Clamped: `Int(_:)` of 1e19 seconds, or of NaN, traps.
+        let seconds = expiresAt.map { date -> Int64 in
+            let interval = date.timeIntervalSinceNow.rounded()
+            if interval.isNaN { return 0 }
+            return interval >= 9.2e18 ? .max : interval <= -9.2e18 ? .min : Int64(interval)
+        }
+        parts.append(seconds.map { "expires in \($0) s" } ?? "expires with the session")
         return "Cookie(\(parts.joined(separator: ", ")))"
     }
 

@@ -32,10 +32,11 @@ public struct RetryPolicy: Sendable, Hashable {
     public var retryableStatuses: Set<Int>
     /// Whether timeouts and connection failures are retried. Default true.
     public var retriesTransportErrors: Bool
-    /// The first backoff; each further one doubles, with jitter. Default 250 ms.
+    /// The first backoff; each further one doubles, with jitter. Default 250 ms; a negative
+    /// one is read as zero.
     public var baseDelay: Duration
     /// The longest wait. A `Retry-After` asking for longer ends the retries. Default 30 s; at
-    /// most a year is waited, whatever this says.
+    /// most a year is waited, whatever this says, and a negative one is read as zero.
     public var maximumDelay: Duration
 
     /// Creates a policy.
@@ -54,11 +55,13 @@ public struct RetryPolicy: Sendable, Hashable {
     /// How long to wait before attempt `attempt + 1` after `error`, or nil to give up.
     func delay(after error: WattleError, attempt: Int, method: HTTPMethod) -> Duration? {
         guard method.isIdempotent, attempt < maximumAttempts else { return nil }
+        // A negative delay is zero (`.seconds(Int64.min)` doubled would trap).
+        let longest = max(.zero, min(maximumDelay, Self.longestWait))
         switch error {
         case .httpStatus(let response):
             guard retryableStatuses.contains(response.statusCode) else { return nil }
             if let retryAfter = response.headers["Retry-After"].flatMap(Self.parseRetryAfter) {
-                return retryAfter <= min(maximumDelay, Self.longestWait) ? retryAfter : nil
+                return retryAfter <= longest ? retryAfter : nil
             }
         case .timedOut, .connectionLost, .cannotConnect, .proxyFailed(_, .unreachable):
             guard retriesTransportErrors else { return nil }
@@ -68,8 +71,8 @@ public struct RetryPolicy: Sendable, Hashable {
             return nil
         }
         // Exponential backoff with "equal jitter": half fixed, half random.
-        let exponential = min(baseDelay, Self.longestWait) * (1 << min(attempt - 1, 20))
-        let capped = min(exponential, maximumDelay, Self.longestWait)
+        let exponential = max(.zero, min(baseDelay, Self.longestWait)) * (1 << min(attempt - 1, 20))
+        let capped = min(exponential, longest)
         let half = capped / 2
         return half + half * Double.random(in: 0...1)
     }
@@ -82,11 +85,13 @@ public struct RetryPolicy: Sendable, Hashable {
 
     /// `Retry-After: 120` or `Retry-After: Fri, 31 Dec 1999 23:59:59 GMT`. A number of seconds
     /// too large for an `Int` is the longest wait there is (so it ends the retries), not
-    /// unreadable (which would retry at once).
+    /// unreadable (which would retry at once). Seconds are digits only (RFC 9110, section 10.2.3):
+    /// `+5` or `-5` is no `Retry-After`.
     static func parseRetryAfter(_ value: String) -> Duration? {
         let trimmed = value.trimmingWhitespace()
-        if let seconds = Int(trimmed), seconds >= 0 { return .seconds(seconds) }
-        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }) { return .seconds(Int.max) }
+        if !trimmed.isEmpty, trimmed.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            return .seconds(Int(trimmed) ?? Int.max)
+        }
         guard let date = HTTPDate.parse(trimmed) else { return nil }
         return .milliseconds(max(0, Int(date.timeIntervalSinceNow * 1000)))
     }

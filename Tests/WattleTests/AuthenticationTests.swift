@@ -1089,6 +1089,23 @@ struct RetryTests {
         // Too many seconds for an Int: the longest wait, not unreadable (which would retry at once).
         #expect(RetryPolicy.parseRetryAfter("99999999999999999999") == .seconds(Int.max))
         #expect(RetryPolicy.parseRetryAfter("-99999999999999999999") == nil)
+        // Digits only (RFC 9110, 10.2.3): a sign makes it no Retry-After (`Int("+5")` reads 5).
+        #expect(RetryPolicy.parseRetryAfter("+5") == nil)
+        #expect(RetryPolicy.parseRetryAfter("-5") == nil)
+    }
+
+    @Test("negative delays are zero: no trap doubling .seconds(Int64.min), and a Retry-After of 0 still retries")
+    func negativeDelaysAreZero() {
+        let lost = WattleError.cannotConnect(host: "127.0.0.1", port: 1, reason: "refused")
+        let extreme = RetryPolicy(maximumAttempts: 9, baseDelay: .seconds(Int64.min), maximumDelay: .seconds(-1))
+        for attempt in 1..<9 {
+            #expect(extreme.delay(after: lost, attempt: attempt, method: .get) == .zero)
+        }
+        let negativeBase = RetryPolicy(baseDelay: .milliseconds(-500))
+        #expect(negativeBase.delay(after: lost, attempt: 1, method: .get) == .zero)
+        // A negative maximum reads as zero: the backoff is zero, not negative.
+        let negativeMaximum = RetryPolicy(maximumDelay: .seconds(-30))
+        #expect(negativeMaximum.delay(after: lost, attempt: 2, method: .get) == .zero)
     }
 }
 

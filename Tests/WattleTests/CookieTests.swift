@@ -193,6 +193,14 @@ struct CookieTests {
             #expect(!text.contains("s3cret"), "\(text)")
         }
         #expect(sid.description == "Cookie(sid=…, host api.test, path /, HttpOnly, expires with the session)")
+        // An expiry past what an Int holds, or not a number, is described without a trap.
+        let far = Cookie(name: "a", value: "b", domain: "h", expiresAt: Date(timeIntervalSince1970: 1e19))
+        #expect(far.description.hasSuffix("expires in \(Int64.max) s)"))
+        let past = Cookie(name: "a", value: "b", domain: "h", expiresAt: Date(timeIntervalSinceNow: -3600))
+        #expect(past.description.contains("expires in -3600 s") || past.description.contains("expires in -3599 s"))
+        #expect(
+            Cookie(name: "a", value: "b", domain: "h", expiresAt: Date(timeIntervalSince1970: .nan)).description
+                .hasSuffix("expires in 0 s)"))
         try await session.removeAllCookies()
         #expect(try await session.cookies().isEmpty)
         #expect(try await Self.sent(session, api + "echo").isEmpty)

@@ -147,6 +147,13 @@ struct RedirectTests {
         let allowing = makeSession(server) { $0.redirects = .follow(maximumHops: 5, resendingBodyToOtherOrigins: true) }
         let resent = try await allowing.send(login).decode(Echo.self)
         #expect(resent.method == "POST" && resent.body == #"{"password":"hunter2"}"#)
+        // Its Idempotency-Key goes with it (the server there de-duplicates a replay by it; the
+        // name holds "key", which made it a credential), and a credential does not.
+        var keyed = login
+        keyed.headers["Idempotency-Key"] = "order-42"
+        keyed.headers["X-Api-Key"] = "s3cret"
+        let withKey = try await allowing.send(keyed).decode(Echo.self)
+        #expect(withKey.header("Idempotency-Key") == "order-42" && withKey.header("X-Api-Key") == nil)
     }
 
     @Test("credentials are kept on a same-origin redirect")

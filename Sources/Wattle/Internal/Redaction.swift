@@ -13,10 +13,12 @@ package enum Redaction {
     ]
 
     /// Standard fields whose names hold a credential-looking word and whose values are not
-    /// credentials (`Accept-Encoding` holds "code", `WWW-Authenticate` "auth").
+    /// credentials (`Accept-Encoding` holds "code", `WWW-Authenticate` "auth"), and
+    /// `Idempotency-Key`, which must go with a request a redirect sends to another origin (the
+    /// server there de-duplicates replays by it).
     static let plainHeaderNames: Set<String> = [
         "accept-encoding", "content-encoding", "transfer-encoding", "www-authenticate", "proxy-authenticate",
-        "access-control-allow-credentials",
+        "access-control-allow-credentials", "idempotency-key", "x-idempotency-key",
     ]
 
     /// Whether a header carries a credential, by its name: the known ones, and any whose name
