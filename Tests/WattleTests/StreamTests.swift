@@ -552,6 +552,32 @@ struct StreamTests {
         #expect(ContinuousClock.now - start < wellBefore(.seconds(120)))
     }
 
+    @Test("a stream asked for by a task already cancelled throws cancelled at once, not when the exchange ends")
+    func cancelledBeforeTheHead() async throws {
+        let session = makeSession(try await TestServer.shared()) { configuration in
+            // A hook that does not heed cancellation: the exchange goes on for 3 s whatever happens.
+            configuration.willSend = { _ in
+                await withCheckedContinuation { continuation in
+                    Thread {
+                        sleep(3)
+                        continuation.resume()
+                    }.start()
+                }
+                return [:]
+            }
+        }
+        let start = ContinuousClock.now
+        let asking = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            _ = try await session.stream("events", parameters: ["count": 1])
+        }
+        await expectWattleError({ try await asking.value }) {
+            if case .cancelled = $0 { return true }
+            return false
+        }
+        #expect(ContinuousClock.now - start < wellBefore(.seconds(3)))
+    }
+
     @Test("through StubTransport: the scripted body, read as lines (CRLF and a last line without one)")
     func stubbed() async throws {
         let stub = StubTransport()

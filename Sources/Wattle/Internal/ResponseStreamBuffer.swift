@@ -176,11 +176,15 @@ final class ResponseStreamBuffer: Sendable {
 
     // MARK: The reader's side
 
-    /// The head, once the exchange has one; its error if it ends without.
+    /// The head, once the exchange has one; its error if it ends without; ``WattleError/cancelled``
+    /// at once for a cancelled reader.
     func head() async -> Result<Response, WattleError> {
         await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 let ready = state.withLock { state -> Result<Response, WattleError>? in
+                    // A reader cancelled before it asked: the handler above ran first, with no
+                    // waiter to answer, and the exchange may take long to end (a hook, a refresh).
+                    if state.cancelled { return .failure(state.stoppedBy ?? .cancelled) }
                     if let head = state.head { return .success(head) }
                     if case .failure(let error) = state.end { return .failure(error) }
                     state.headWaiter = continuation
