@@ -181,10 +181,15 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
         if field.name.isEmpty {
             throw .invalidHeader(name: "", reason: "the header name is empty")
         }
-        if let bad = field.name.utf8.first(where: { !isTokenByte($0) }) {
+        if let bad = field.name.utf8.firstIndex(where: { !isTokenByte($0) }) {
+            // The name only up to the bad byte: `Authorization: Bearer …` written as a name
+            // holds the token after its colon.
+            let shown = String(decoding: field.name.utf8[..<bad].prefix(100), as: UTF8.self)
             throw .invalidHeader(
-                name: Redaction.escaped(field.name),
-                reason: "the header name contains \(Redaction.describe(byte: bad)), which is not allowed in a name")
+                name: Redaction.escaped(shown),
+                reason:
+                    "the header name contains \(Redaction.describe(byte: field.name.utf8[bad])) after \"\(Redaction.escaped(shown))\", which is not allowed in a name"
+            )
         }
         if field.name.utf8.count + field.value.utf8.count > maximumFieldSize {
             throw .invalidHeader(

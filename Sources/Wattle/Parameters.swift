@@ -106,6 +106,13 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         }
     }
 
+    /// A finite floating-point number as `JSONEncoder` writes it: `2.0` as `2` (a strict
+    /// integer parser on the server refuses `2.0`), `0.5` and `1e+20` as they are.
+    static func numberText<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ number: Number) -> String {
+        let text = number.description
+        return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+
     /// The text form of a scalar parameter value, or nil for a non-scalar.
     static func scalarString(_ value: Any) -> String? {
         switch value {
@@ -113,8 +120,8 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         case let value as Substring: String(value)
         case let value as Bool: value ? "true" : "false"
         case let value as any BinaryInteger: "\(value)"
-        case let value as Double: value.isFinite ? "\(value)" : nil
-        case let value as Float: value.isFinite ? "\(value)" : nil
+        case let value as Double: value.isFinite ? numberText(value) : nil
+        case let value as Float: value.isFinite ? numberText(value) : nil
         case let value as Decimal: value.isNaN ? nil : "\(value)"
         case let value as URL: value.absoluteString
         case let value as Date: value.formatted(.iso8601)

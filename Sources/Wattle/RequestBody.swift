@@ -82,9 +82,14 @@ public struct RequestBody: Sendable, CustomReflectable {
     /// `Decimal.nan` (which `JSONEncoder` writes as a bare `NaN`, not JSON), makes sending fail
     /// with ``WattleError/invalidRequest(reason:)``.
     ///
+    /// `Data` is taken as JSON already serialized and sent as it is (as kean/Get does), not
+    /// base64-encoded into a JSON string. A `String` is a JSON string (`"text"` goes as
+    /// `"\"text\""`): send JSON text with `.data(Data(text.utf8), contentType: "application/json")`.
+    ///
     /// A dictionary literal goes to ``json(_:)-(Parameters)`` instead, which keeps its order.
     @_disfavoredOverload
     public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
+        if let data = value as? Data { return RequestBody(data: data, contentType: "application/json") }
         do {
             let data = try encoder.encode(value)
             guard !JSONWriter.hasBareNaN(data) else { throw NonFiniteDecimal() }

@@ -25,6 +25,31 @@ struct BodyTests {
         #expect(echo.header("Content-Type") == "application/json")
     }
 
+    @Test("whole floating-point numbers go as JSONEncoder writes them (2, not 2.0), in a JSON body and a query")
+    func wholeNumbers() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let parameters: Parameters = ["n": 2.0, "half": 0.5, "f": Float(3), "big": 1e20, "minus": -4.0]
+        let json = try await session.send(Request("echo", method: .post, body: .json(parameters))).decode(Echo.self)
+        #expect(json.body == #"{"n":2,"half":0.5,"f":3,"big":1e+20,"minus":-4}"#)
+        // The same bytes as JSONEncoder's for the same numbers.
+        let encoded = try JSONEncoder().encode([2.0, 0.5, 1e20, -4.0])
+        #expect(String(decoding: encoded, as: UTF8.self) == "[2,0.5,1e+20,-4]")
+        let query = try await session.get("echo", parameters: ["n": 2.0, "half": 0.5]).decode(Echo.self)
+        #expect(query.query == "n=2&half=0.5")
+    }
+
+    @Test("json: with Data sends it as it is (JSON already serialized), not base64 in a JSON string")
+    func jsonData() async throws {
+        let server = try await TestServer.shared()
+        let text = #"{"a":1}"#
+        let echo = try await makeSession(server).post("echo", json: Data(text.utf8)).decode(Echo.self)
+        #expect(echo.body == text && echo.header("Content-Type") == "application/json")
+        // A String is a JSON string.
+        let string = try await makeSession(server).post("echo", json: "koala").decode(Echo.self)
+        #expect(string.body == #""koala""#)
+    }
+
     @Test("an Encodable body round-trips through the server")
     func encodable() async throws {
         let server = try await TestServer.shared()

@@ -72,6 +72,31 @@ struct HeaderTests {
         #expect(echo.header("X-Empty") == "")
     }
 
+    @Test("a value of only spaces and tabs is sent as empty (libcurl skipped the line as blank), Accept too")
+    func blankValue() async throws {
+        let server = try await TestServer.shared()
+        let echo = try await makeSession(server).send(Request("echo", headers: ["X-Blank": " ", "X-Tabs": "\t \t"]))
+            .decode(Echo.self)
+        #expect(echo.header("X-Blank") == "" && echo.header("X-Tabs") == "")
+        // For a header libcurl adds itself, the blank line had also kept its own out.
+        let accept = try await makeSession(server).send(Request("echo", headers: ["Accept": "  "])).decode(Echo.self)
+        #expect(accept.headerValues("Accept") == [""])
+    }
+
+    @Test("a header written whole as its name is refused without its value in the error")
+    func headerLineAsName() async throws {
+        let server = try await TestServer.shared()
+        let path = "echo/line-as-name-\(UUID().uuidString)"
+        await expectWattleError({
+            _ = try await makeSession(server).send(Request(path, headers: ["Authorization: Bearer eyJs3cret": ""]))
+        }) { error in
+            guard case .invalidHeader(let name, let reason) = error else { return false }
+            return name == "Authorization" && reason.contains("colon") && !"\(error)".contains("eyJ")
+                && !error.description.contains("s3cret")
+        }
+        #expect(server.stats.hits("/" + path) == 0)
+    }
+
     @Test("response headers are case-insensitive and repeated fields are kept")
     func responseHeaders() async throws {
         let server = try await TestServer.shared()

@@ -187,8 +187,10 @@ final class EasyHandle {
         var lines: [String] = []
         lines.reserveCapacity(headers.count + omitted.count + 3)
         for field in headers {
-            // "Name;" is libcurl's way to send a header with an empty value.
-            lines.append(field.value.isEmpty ? "\(field.name);" : "\(field.name): \(field.value)")
+            // "Name;" is libcurl's way to send a header with an empty value. A value of spaces
+            // and tabs is empty too (RFC 9110, 5.5): libcurl skips a "Name:  " line as blank.
+            let blank = field.value.utf8.allSatisfy { $0 == 0x20 || $0 == 0x09 }
+            lines.append(blank ? "\(field.name);" : "\(field.name): \(field.value)")
         }
         func adds(_ name: String) -> Bool { !headers.contains(name) && !OmittedHeaders.contains(omitted, name) }
         if let line = CurlGlobal.acceptEncodingLine, adds("Accept-Encoding") { lines.append(line) }

@@ -68,12 +68,12 @@ enum JSONWriter {
             guard number.isFinite else {
                 throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
             }
-            output += "\(number)"
+            output += Parameters.numberText(number)
         case let number as Float:
             guard number.isFinite else {
                 throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
             }
-            output += "\(number)"
+            output += Parameters.numberText(number)
         case let number as Decimal:
             // (Its description of NaN is "NaN", which is not JSON.)
             guard !number.isNaN else {
