@@ -104,15 +104,19 @@ public struct MultipartPart: Sendable, Hashable {
         }
     }
 
-    /// A quoted-string for a header parameter: `"` and `\` escaped, CR and LF refused by turning
-    /// them into spaces (they would end the part's header).
+    /// A part's name or file name in quotes as browsers write it (the HTML standard's
+    /// multipart/form-data encoding, and curl's since 7.81): `"` as `%22`, CR as `%0D` and LF as
+    /// `%0A`, a backslash as it is. Servers that read these fields as browsers send them (Node's
+    /// and the web platform's form parsers) take no backslash escapes: `\"` ended the name
+    /// there, and a Windows path's `\` arrived doubled.
     static func quoted(_ value: String) -> String {
         var result = "\""
         for character in value {
             switch character {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\r", "\n", "\r\n": result += " "
+            case "\"": result += "%22"
+            case "\r": result += "%0D"
+            case "\n": result += "%0A"
+            case "\r\n": result += "%0D%0A"
             default: result.append(character)
             }
         }

@@ -207,7 +207,9 @@ struct BodyTests {
 
 @Suite("Multipart bodies")
 struct MultipartTests {
-    @Test("fields and files are framed by the boundary, names quoted, the content type carries the boundary")
+    @Test(
+        "fields and files are framed by the boundary, names quoted as browsers do, the content type carries the boundary"
+    )
     func multipart() async throws {
         let server = try await TestServer.shared()
         let file = Data([0x00, 0xFF, 0x41, 0x0D, 0x0A])
@@ -215,6 +217,7 @@ struct MultipartTests {
             [
                 .field("title", "Holiday \"2026\""),
                 .file("photo", filename: "koala\r\n.jpg", contentType: "image/jpeg", data: file),
+                .file("a\"b", filename: "C:\\x\"y\r.txt", data: Data("z".utf8)),
             ],
             boundary: "XyZ")
         let echo = try await makeSession(server).send(Request("echo", method: .post, body: body)).decode(Echo.self)
@@ -222,8 +225,11 @@ struct MultipartTests {
         #expect(echo.bodyLength == body.data.count)
         let expectedStart =
             "--XyZ\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday \"2026\"\r\n"
-            + "--XyZ\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"koala .jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+            + "--XyZ\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"koala%0D%0A.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
         #expect(body.data.starts(with: Data(expectedStart.utf8)))
+        // `"`, CR and LF percent-encoded, a backslash as it is (the HTML standard's encoding).
+        let third = #"--XyZ\#r\#nContent-Disposition: form-data; name="a%22b"; filename="C:\x%22y%0D.txt""#
+        #expect(String(decoding: body.data, as: UTF8.self).contains(third))
         #expect(body.data.suffix(9) == Data("--XyZ--\r\n".utf8))
     }
 
