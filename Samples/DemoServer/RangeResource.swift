@@ -13,6 +13,7 @@
 /// | `ranges=no\|wrong\|capped` | ranges are ignored (always `200`), answered from one byte later than asked, or cut to 10,000 bytes |
 /// | `if_range=ignore` | `If-Range` is ignored: a range is served from whatever the file is now |
 /// | `range_length=L` | a `206`'s head announces `L` bytes (a server's mistake), sends what it has, then closes |
+/// | `strip206=1` | a `206` carries no `ETag` or `Last-Modified` (a cache that drops them) |
 ///
 /// Byte `i` of version 1 is `i % 251`; of version 2, `(i + 100) % 251`. Every answer echoes what
 /// it was asked in `X-Range-Received`, `X-If-Range-Received` and `X-Accept-Encoding-Received`
@@ -78,6 +79,9 @@ public enum RangeResource {
             status = 206
             sent = body[start..<end]
             headers.append(("Content-Range", "bytes \(start)-\(end - 1)/\(length)"))
+            if request.queryValue("strip206") == "1" {
+                headers.removeAll { $0.0 == "ETag" || $0.0 == "Last-Modified" }
+            }
         }
         if status == 206, let claimed = request.queryValue("range_length").flatMap({ Int($0) }) {
             return .cut(status: status, headers: headers, body: Array(sent), declaredLength: claimed, stall: false)

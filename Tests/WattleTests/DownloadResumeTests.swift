@@ -354,8 +354,11 @@ struct DownloadResumeTests {
     }
 
     @Test(
-        "a 206 that names a changed file (a server ignoring If-Range) or stops short of the end starts over",
-        arguments: ["if_range=ignore&change_after=1", "ranges=capped"])
+        "a 206 that names a changed file (a server ignoring If-Range), carries no ETag, gives another total length, or stops short of the end starts over",
+        arguments: [
+            "if_range=ignore&change_after=1", "if_range=ignore&change_after=1&strip206=1",
+            "validator=date&if_range=ignore&change_after=1&strip206=1&shrink", "ranges=capped",
+        ])
     func unusable206StartsOver(fault: String) async throws {
         let server = try await TestServer.shared()
         let session = makeSession(server)
@@ -363,14 +366,19 @@ struct DownloadResumeTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let destination = folder.appendingPathComponent("file.bin")
         let changes = fault.contains("change")
-        let length = changes ? 200_018 : 200_019
-        let path = "resource/\(length)?cut=40000&\(fault)"
+        // Each its own length (the server counts hits by path); `shrink`: the file changes to
+        // its first half, of version 2, its date the only validator and dropped from the 206.
+        let shrinks = fault.hasSuffix("&shrink")
+        let length = shrinks ? 200_030 : fault.contains("strip") ? 200_031 : changes ? 200_018 : 200_019
+        let query =
+            shrinks ? fault.replacingOccurrences(of: "change_after", with: "shrink_after").dropLast(7) : fault[...]
+        let path = "resource/\(length)?cut=40000&\(query)"
         await expectWattleError(
             { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
         let response = try await session.download(path, to: destination, resumable: true)
         #expect(server.stats.hits("/resource/\(length)") == 3)
         #expect(response.statusCode == 200)
-        try expectContent(of: destination, length: length, version: changes ? 2 : 1)
+        try expectContent(of: destination, length: shrinks ? length / 2 : length, version: changes ? 2 : 1)
     }
 
     @Test("a partial with a state file that is not Wattle's, or no state file, is never continued")

@@ -323,13 +323,17 @@ final class PartialDownload: Sendable {
         }
     }
 
-    /// Whether a `206`'s validators agree with the one the partial was written with (RFC 9110,
-    /// 15.3.7: a `206` carries the validators a `200` would): one that names another `ETag` or
-    /// date is a changed file, from a server or cache that ignored `If-Range`.
+    /// Whether a `206` continues the file the partial was written from: one that names another
+    /// `ETag` or date, or whose `Content-Range` gives another total length, is a changed file,
+    /// from a server or cache that ignored `If-Range`. RFC 9110, 15.3.7: a `206` carries the
+    /// `ETag` a `200` would, so one without it is not taken for the same file (a cache that
+    /// drops it could be serving another); `Last-Modified` is not required there.
     func matches(_ headers: HTTPHeaders) -> Bool {
-        guard let validator = state.withLock({ $0.validator }) else { return false }
+        let (validator, length) = state.withLock { ($0.validator, $0.length) }
+        guard let validator else { return false }
+        if let length, let total = Self.rangeTotal(of: headers), total != length { return false }
         if validator.hasPrefix("\"") {
-            return headers["ETag"].map { $0 == validator } ?? true
+            return headers["ETag"] == validator
         }
         return headers["Last-Modified"].map { $0 == validator } ?? true
     }
@@ -402,6 +406,17 @@ final class PartialDownload: Sendable {
     /// missing, not one range, stops short (a server may cap an open range: what it holds is
     /// not the whole rest), or gives no length (`/*`: nothing shows it reaches the end).
     static func rangeStart(of headers: HTTPHeaders) -> Int64? {
+        range(of: headers)?.first
+    }
+
+    /// The total length a `206` answer's `Content-Range` gives, under the same conditions as
+    /// ``rangeStart(of:)``.
+    static func rangeTotal(of headers: HTTPHeaders) -> Int64? {
+        range(of: headers)?.length
+    }
+
+    /// `FIRST` and `LENGTH` of `Content-Range: bytes FIRST-LAST/LENGTH` with LAST = LENGTH - 1.
+    private static func range(of headers: HTTPHeaders) -> (first: Int64, length: Int64)? {
         guard let value = headers["Content-Range"] else { return nil }
         let text = String(value.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
         guard text.lowercased().hasPrefix("bytes ") else { return nil }
@@ -415,7 +430,7 @@ final class PartialDownload: Sendable {
         }
         // (LAST at Int64.max has no length after it: `last + 1` would trap on a server's say-so.)
         guard let length = Int64(parts[1]), last < Int64.max, length == last + 1 else { return nil }
-        return first
+        return (first, length)
     }
 }
 
