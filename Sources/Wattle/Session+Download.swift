@@ -110,6 +110,7 @@ extension Session {
             unlink(temporary.path)
             return response
         }
+        Self.keepPermissions(of: destination, for: temporary)
         if rename(temporary.path, destination.path) != 0 {
             let reason = String(cString: strerror(errno))
             unlink(temporary.path)
@@ -200,6 +201,7 @@ extension Session {
                 partial.release()
                 return response
             }
+            Self.keepPermissions(of: destination, for: partial.file)
             try partial.complete(into: destination)
             syncFolder(of: destination, durability: durability)
             response.fileURL = destination
@@ -223,6 +225,15 @@ extension Session {
         let file = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial")
         throw .fileError(
             path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
+    }
+
+    /// Gives `file` the permission bits of the file at `destination`, when there is one, before
+    /// it replaces it: a `0600` file downloaded again stays `0600` (as `curl -o` keeps them by
+    /// writing into the file itself), not the `0644` a new one gets.
+    private static func keepPermissions(of destination: URL, for file: URL) {
+        var info = stat()
+        guard stat(destination.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
+        chmod(file.path, info.st_mode & 0o777)  // not set-user-ID and the like
     }
 
     /// Syncs the folder a download was just renamed into (for ``DownloadDurability/synced``).

@@ -75,6 +75,32 @@ struct DownloadTests {
                 == ".body.bin.wattle-partial")
     }
 
+    @Test("a download that replaces a file keeps its permissions (a 0600 file stays 0600), resumable or not")
+    func replacedFileKeepsPermissions() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func mode(_ url: URL) throws -> Int {
+            (try FileManager.default.attributesOfItem(atPath: url.path)[.posixPermissions] as? Int) ?? -1
+        }
+        for resumable in [false, true] {
+            let destination = folder.appendingPathComponent("secret-\(resumable).bin")
+            try Data("previous".utf8).write(to: destination)
+            try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: destination.path)
+            _ = try await session.download("resource/1000?try=\(resumable)", to: destination, resumable: resumable)
+            #expect(try Data(contentsOf: destination).count == 1000)
+            #expect(try mode(destination) == 0o600, "resumable: \(resumable)")
+        }
+        // A new file gets the usual 0644 (less the umask).
+        let fresh = folder.appendingPathComponent("fresh.bin")
+        _ = try await session.download("resource/1000", to: fresh)
+        // The umask read, not set and restored: other tests make files meanwhile.
+        let status = try String(contentsOfFile: "/proc/self/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("Umask:") })
+        let mask = try #require(Int(line.dropFirst("Umask:".count).trimmingCharacters(in: .whitespaces), radix: 8))
+        #expect(try mode(fresh) == 0o644 & ~mask)
+    }
+
     @Test("a failed download leaves no file and keeps an existing one")
     func failedDownloadKeepsExisting() async throws {
         let server = try await TestServer.shared()

@@ -560,7 +560,8 @@ final class CurlTransfer: @unchecked Sendable {
             guard openPartial(partial) else { return false }
             descriptor = partial.writeDescriptor()
         } else {
-            descriptor = open(download.file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            // (A link planted at the temporary's name is not followed.)
+            descriptor = open(download.file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
         }
         if descriptor < 0 {
             abort = .file(String(cString: strerror(errno)))
