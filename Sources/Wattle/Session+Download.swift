@@ -110,13 +110,15 @@ extension Session {
             unlink(temporary.path)
             return response
         }
-        Self.keepPermissions(of: destination, for: temporary)
-        if rename(temporary.path, destination.path) != 0 {
-            let reason = String(cString: strerror(errno))
-            unlink(temporary.path)
-            throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
+        try await onGlobalExecutor { [self] () throws(WattleError) in
+            Self.keepPermissions(of: destination, for: temporary)
+            if rename(temporary.path, destination.path) != 0 {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary.path)
+                throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
+            }
+            syncFolder(of: destination, durability: durability)
         }
-        syncFolder(of: destination, durability: durability)
         response.fileURL = destination
         return response
     }
@@ -184,7 +186,7 @@ extension Session {
                     restarted = true
                     configuration.logger.debug("download to \(destination.path) starts over: \(error)")
                     do {
-                        try partial.restart()
+                        try await onGlobalExecutor { () throws(WattleError) in try partial.restart() }
                     } catch let failure {
                         partial.release()
                         throw failure
@@ -201,9 +203,11 @@ extension Session {
                 partial.release()
                 return response
             }
-            Self.keepPermissions(of: destination, for: partial.file)
-            try partial.complete(into: destination)
-            syncFolder(of: destination, durability: durability)
+            try await onGlobalExecutor { [self] () throws(WattleError) in
+                Self.keepPermissions(of: destination, for: partial.file)
+                try partial.complete(into: destination)
+                syncFolder(of: destination, durability: durability)
+            }
             response.fileURL = destination
             return response
         }
@@ -215,7 +219,10 @@ extension Session {
     /// which inherits every open file (`O_CLOEXEC` closes them only at the `exec`).
     private func claimPartial(of destination: URL, url: URL) async throws(WattleError) -> PartialDownload {
         for _ in 0..<50 {
-            if let partial = try PartialDownload.claim(destination: destination, url: url) { return partial }
+            let claimed = try await onGlobalExecutor { () throws(WattleError) in
+                try PartialDownload.claim(destination: destination, url: url)
+            }
+            if let partial = claimed { return partial }
             do {
                 try await Task.sleep(for: .milliseconds(20))
             } catch {
@@ -225,6 +232,19 @@ extension Session {
         let file = DownloadFileNames.hidden(for: destination, suffix: ".wattle-partial")
         throw .fileError(
             path: file.path, reason: "another download to the same file is in progress (its partial is locked)")
+    }
+
+    /// Runs a download's blocking file work (a rename, a folder's `fsync`, a lock, emptying a
+    /// partial) on Swift's global executor. Inside ``withNetworkThreadExecutor(isolation:_:)``
+    /// the calling task runs on the network thread, which every transfer of the session shares:
+    /// a folder's `fsync` there held up every other request and stream for its duration.
+    func onGlobalExecutor<Value: Sendable>(
+        _ work: @escaping @Sendable () throws(WattleError) -> Value
+    ) async throws(WattleError) -> Value {
+        let result = await Task(executorPreference: globalConcurrentExecutor) {
+            Result { () throws(WattleError) -> Value in try work() }
+        }.value
+        return try result.get()
     }
 
     /// Gives `file` the permission bits of the file at `destination`, when there is one, before

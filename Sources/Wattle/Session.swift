@@ -168,7 +168,9 @@ public final class Session: Sendable {
                     let delay = retry.delay(after: error, attempt: attempt, method: request.method)
                 else { throw error }
                 // A resumable download's bytes the next attempt will not continue are emptied first.
-                try prepared.download?.partial?.prepareForRetry()
+                if let partial = prepared.download?.partial {
+                    try await onGlobalExecutor { () throws(WattleError) in try partial.prepareForRetry() }
+                }
                 configuration.logger.debug(
                     "retrying \(request.method) \(Redaction.url(request.endpoint)) in \(WattleError.format(delay)) after: \(error)"
                 )

@@ -1,8 +1,9 @@
 import Foundation
 import Testing
-import Wattle
 import WattleDemoServer
 import WattleTesting
+
+@testable import Wattle
 
 /// The name of the thread running the caller (Linux: `/proc/thread-self/comm`).
 func currentThreadName() -> String {
@@ -105,6 +106,28 @@ struct NetworkThreadExecutorTests {
         #expect(status == 200)
         // A new session afterwards works as usual (the engine thread of the old one has gone).
         #expect(try await makeSession(server).get("user").statusCode == 200)
+    }
+
+    @Test(
+        "a download's file work (rename, folder fsync, the partial's lock) runs off the network thread; downloads there land"
+    )
+    func downloadFileWorkOffTheNetworkThread() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (here, there) = try await session.withNetworkThreadExecutor {
+            (currentThreadName(), try await session.onGlobalExecutor { () throws(WattleError) in currentThreadName() })
+        }
+        #expect(here == "wattle-curl" && there != "wattle-curl")
+        try await session.withNetworkThreadExecutor {
+            for resumable in [false, true] {
+                let file = folder.appendingPathComponent("file-\(resumable).bin")
+                let response = try await session.download("resource/3000", to: file, resumable: resumable)
+                #expect(response.fileURL == file && currentThreadName() == "wattle-curl")
+                #expect(try Data(contentsOf: file).count == 3000)
+            }
+        }
     }
 
     @Test("with a transport other than the engine (StubTransport), the operation runs as usual")
