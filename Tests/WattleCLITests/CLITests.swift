@@ -636,6 +636,25 @@ struct CLITests {
             "\(direct.stderr)")
     }
 
+    @Test(
+        "an https proxy from the environment whose certificate is untrusted, for a plain http URL: the proxy's failure, not the server's"
+    )
+    func untrustedEnvironmentProxyForPlainHTTP() async throws {
+        let plain = try await Servers.plain.value
+        let tls = try await Servers.tls.value
+        // The TLS demo server as the proxy: its certificate is self-signed, and a proxy's
+        // certificate must chain to the system's CAs (--allow-self-signed is for servers).
+        let result = try await CLI.run(
+            CLI.tlsTrust + [plain.url("echo").absoluteString],
+            environment: ["http_proxy": "https://127.0.0.1:\(tls.port)", "no_proxy": "", "NO_PROXY": ""])
+        #expect(result.status == 2, "\(result.stderr)")
+        #expect(
+            result.stderr.contains("proxy https://127.0.0.1:\(tls.port) (from the environment) failed")
+                && result.stderr.contains("not trusted"), "\(result.stderr)")
+        // Not the server's certificate, which a plain http URL does not have, nor the advice to allowlist it.
+        #expect(!result.stderr.contains("selfSignedHosts") && !result.stderr.contains("--allow-self-signed"))
+    }
+
     @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
     func downloadToFile() async throws {
         let server = try await Servers.plain.value

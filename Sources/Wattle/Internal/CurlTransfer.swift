@@ -844,10 +844,17 @@ final class CurlTransfer: @unchecked Sendable {
                 ? ": is its key's passphrase right, and does the key match the certificate?" : ""
             return .clientCertificate(host: host, reason: "it could not be used (\(message))\(hint)")
         // (Through a proxy of the session's the alert may be the proxy's, which no client
-        // certificate of Wattle's answers: left as the transport error it is.)
-        case CURLE_SSL_CONNECT_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message),
-            CURLE_RECV_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message),
-            CURLE_SEND_ERROR where handle?.proxy == nil && Self.isClientCertificateAlert(message):
+        // certificate of Wattle's answers: left as the transport error it is. So for a plain
+        // `http` request, which has no TLS with its server: the alert is an `https` proxy's.)
+        case CURLE_SSL_CONNECT_ERROR
+        where handle?.proxy == nil && request.target.isHTTPS
+            && Self.isClientCertificateAlert(message),
+            CURLE_RECV_ERROR
+        where handle?.proxy == nil && request.target.isHTTPS
+            && Self.isClientCertificateAlert(message),
+            CURLE_SEND_ERROR
+        where handle?.proxy == nil && request.target.isHTTPS
+            && Self.isClientCertificateAlert(message):
             return .clientCertificate(
                 host: host,
                 reason: request.hostTrust.clientCertificate == nil
@@ -912,9 +919,7 @@ final class CurlTransfer: @unchecked Sendable {
         failedToConnect message: String, target: TransportRequest.Target,
         environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
     ) -> String? {
-        let names = (target.isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
-        guard let value = names.lazy.compactMap(environment).first(where: { !$0.isEmpty }),
-            let proxy = try? ProxyEndpoint(parsing: value),
+        guard let proxy = environmentProxy(for: target, environment: environment),
             message.hasPrefix("Failed to connect to "),
             let portMark = message.firstRange(of: " port ")
         else { return nil }
@@ -924,11 +929,24 @@ final class CurlTransfer: @unchecked Sendable {
         return "\(proxy.display) (from the environment)"
     }
 
+    /// The proxy the environment names for `target`, as libcurl picks it (`https_proxy` for
+    /// HTTPS, `http_proxy` in lower case only for HTTP, then `all_proxy`); nil when none does or
+    /// it cannot be read. (`no_proxy` is not applied.)
+    static func environmentProxy(
+        for target: TransportRequest.Target,
+        environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }
+    ) -> ProxyEndpoint? {
+        let names = (target.isHTTPS ? ["https_proxy", "HTTPS_PROXY"] : ["http_proxy"]) + ["all_proxy", "ALL_PROXY"]
+        guard let value = names.lazy.compactMap(environment).first(where: { !$0.isEmpty }) else { return nil }
+        return try? ProxyEndpoint(parsing: value)
+    }
+
     /// The failure as the proxy's, when it is: a refused `CONNECT`, a proxy that does not
     /// resolve or whose URL libcurl cannot read, a failed SOCKS handshake, a configured `https`
-    /// proxy's untrusted certificate. Nil otherwise. (Not an environment proxy's certificate:
-    /// `no_proxy` may have sent the request direct, and libcurl 7.88 keeps
-    /// `CURLINFO_PROXY_SSL_VERIFYRESULT` across transfers, so it cannot tell.)
+    /// proxy's untrusted certificate, and an environment one's for a plain `http` request
+    /// (which has no TLS with its server). Nil otherwise. (Not an environment proxy's
+    /// certificate for an `https` request: `no_proxy` may have sent it direct, and libcurl 7.88
+    /// keeps `CURLINFO_PROXY_SSL_VERIFYRESULT` across transfers, so it cannot tell.)
     private func proxyError(for code: CURLcode, message: String, easy: UnsafeMutableRawPointer) -> WattleError? {
         let proxy = handle?.proxy?.display ?? "from the environment"
         let target = "\(request.target.host):\(request.target.port)"
@@ -943,12 +961,20 @@ final class CurlTransfer: @unchecked Sendable {
             // A configured proxy takes every request, and its TLS handshake comes before any
             // `CONNECT` (whose status libcurl resets for each transfer): with none answered, the
             // certificate that failed is the proxy's. (For a plain `http` request, the only one.)
-            return .proxyFailed(
-                proxy: configured.display,
-                failure: .handshakeFailed(
-                    reason:
-                        "its certificate is not trusted (\(Self.certificateReason(message))); TrustPolicy applies to servers, not proxies: the proxy's certificate must chain to the system's CAs"
-                ))
+            return .proxyFailed(proxy: configured.display, failure: untrustedProxy(message))
+        }
+        if code == CURLE_PEER_FAILED_VERIFICATION, connectStatus == 0, handle?.proxyFromEnvironment == true,
+            !request.target.isHTTPS
+        {
+            // A plain `http` request: the only certificate is an `https` proxy's.
+            let named = Self.environmentProxy(for: request.target).map { "\($0.display) (from the environment)" }
+            return .proxyFailed(proxy: named ?? proxy, failure: untrustedProxy(message))
+        }
+        func untrustedProxy(_ message: String) -> ProxyFailure {
+            .handshakeFailed(
+                reason:
+                    "its certificate is not trusted (\(Self.certificateReason(message))); TrustPolicy applies to servers, not proxies: the proxy's certificate must chain to the system's CAs"
+            )
         }
         if message.hasPrefix("Unsupported proxy") {
             // "Unsupported proxy syntax in '…'" or "Unsupported proxy scheme for '…'": a proxy
