@@ -213,6 +213,37 @@ struct TrustPolicyTests {
         #expect(try await listed.get(server.url("user").absoluteString).statusCode == 200)
     }
 
+    @Test(
+        "reading a server's pin takes a bare host and a port: user-info, a path, a port in the host are refused unsent")
+    func pinOfServerChecksTheHost() async throws {
+        let server = try await TLSServers.server()
+        let right = try PublicKeyPin.pin(forCertificatePEM: try TLSServers.identity.get().certificatePEM)
+        #expect(try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: server.port) == right)
+        // `nonexistent.invalid@127.0.0.1` read 127.0.0.1's key, for a pin the caller would give
+        // nonexistent.invalid.
+        for host in [
+            "nonexistent.invalid@127.0.0.1", "127.0.0.1/x", "127.0.0.1:\(server.port)", "", "a b", "-x", "127.0.0.1#",
+        ] {
+            await expectWattleError({ _ = try await PublicKeyPin.pin(ofServer: host, port: server.port) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason.contains("not a host name or IP address")
+            }
+        }
+        for port in [0, 70_000, -1] {
+            await expectWattleError({ _ = try await PublicKeyPin.pin(ofServer: "127.0.0.1", port: port) }) {
+                if case .invalidRequest(let reason) = $0 { return reason.contains("not a TCP port") }
+                return false
+            }
+        }
+        // IPv6 literals, bracketed or not, are hosts (nothing listens on ::1 here: a connection failure).
+        for host in ["::1", "[::1]"] {
+            await expectWattleError({ _ = try await PublicKeyPin.pin(ofServer: host, port: server.port) }) {
+                if case .invalidRequest = $0 { return false }
+                return true
+            }
+        }
+    }
+
     @Test("reading a server's pin ends soon after the task is cancelled, and a silent server times out as a timeout")
     func pinOfSilentServer() async throws {
         let silent = try SilentServer()  // accepts, never completes the TLS handshake

@@ -1,6 +1,12 @@
 import CCurl
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -13,6 +19,7 @@ import Foundation
 enum ServerCertificateReader {
     static func leafCertificatePEM(host: String, port: Int, timeout: Duration) async throws(WattleError) -> String {
         precondition(CurlGlobal.initialized)
+        try check(host: host, port: port)
         // Set when the caller is cancelled; libcurl's progress callback, called at least once
         // a second while it connects, then aborts the handshake.
         let cancelled = CancelFlag()
@@ -26,6 +33,35 @@ enum ServerCertificateReader {
             cancelled.set()
         }
         return try result.get()
+    }
+
+    /// Refuses what is not a bare host name, IPv4 address or IPv6 literal, and a port outside
+    /// 1...65535: the host goes into a URL, where `good.test@evil.test` would read evil.test's
+    /// certificate (the text before `@` taken as user-info) and `h/x` or `h:1` would ignore
+    /// the port.
+    static func check(host: String, port: Int) throws(WattleError) {
+        guard (1...65_535).contains(port) else {
+            throw .invalidRequest(reason: "\(port) is not a TCP port (1 to 65535)")
+        }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? host.dropFirst().dropLast() : Substring(host)
+        let isName =
+            !bare.isEmpty && !bare.hasPrefix(".") && !bare.hasPrefix("-")
+            && bare.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"):
+                    true
+                default: byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+                }
+            }
+        var address = in6_addr()
+        let isIPv6 = bare.contains(":") && inet_pton(AF_INET6, String(bare), &address) == 1
+        guard isName || isIPv6 else {
+            throw .invalidRequest(
+                reason:
+                    "\"\(Redaction.escaped(host))\" is not a host name or IP address (an internationalized name goes in its xn-- form)"
+            )
+        }
     }
 
     /// A flag set once, read from libcurl's callback on the reading thread.
