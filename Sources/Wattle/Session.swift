@@ -414,8 +414,9 @@ public final class Session: Sendable {
         return prepared
     }
 
-    /// Hosts already warned about, so each relaxed host is logged once per process.
-    private static let warnedHosts = PThreadLocked<Set<String>>([])
+    /// Hosts already warned about, so each relaxed host is logged once per session (to the
+    /// session's logger: per process, a second session's logger was never told).
+    private let warnedHosts = PThreadLocked<Set<String>>([])
     /// The most hosts `warnedHosts` holds.
     static let warnedHostsLimit = 1_024
     /// The relaxed host this session's last request went to, already in `warnedHosts`: its next
@@ -437,7 +438,7 @@ public final class Session: Sendable {
         let hostAndPort = HostAndPort(host: host, port: port)
         if lastRelaxedHost.withLock({ $0 == hostAndPort }) { return }
         let key = "\(host.lowercased()):\(port)"
-        let first = Self.warnedHosts.withLock { warned in
+        let first = warnedHosts.withLock { warned in
             // Bounded: a wildcard pattern (`*.dev.example`) can reach any number of hosts over a
             // process's life. Past the bound the set starts again, so a host may be warned about
             // once more, but memory does not grow.

@@ -73,15 +73,23 @@ public struct TrustPolicy: Sendable, Hashable {
     /// would read it as a key file's name (and a list holding one matches no key at all).
     func invalidPin() -> WattleError? {
         for (pattern, pins) in pinnedKeys.sorted(by: { $0.key < $1.key }) {
-            // An entry may itself be libcurl's list form, `sha256//A;sha256//B`.
-            for pin in pins.lazy.flatMap({ $0.split(separator: ";", omittingEmptySubsequences: false) }) {
-                let encoded = pin.hasPrefix("sha256//") ? String(pin.dropFirst(8)) : ""
-                if Data(base64Encoded: encoded)?.count != 32 {
-                    return .invalidRequest(
-                        reason:
-                            "the pin \"\(Redaction.escaped(String(pin)))\" for \"\(Redaction.escaped(pattern))\" is not sha256// and the base64 of a SHA-256 (as PublicKeyPin.pin(forCertificatePEM:) and `wattle pin` give)"
-                    )
-                }
+            if let error = Self.invalidPin(in: pins, for: pattern) { return error }
+        }
+        return nil
+    }
+
+    /// The first of `pins` (for hosts matching `pattern`) that is not `sha256//` and the base64
+    /// of 32 bytes, as an error. Checked again for each request whose own policy pins its host
+    /// (``TransportRequest/trust``, which a session's configuration does not check).
+    static func invalidPin(in pins: [String], for pattern: String) -> WattleError? {
+        // An entry may itself be libcurl's list form, `sha256//A;sha256//B`.
+        for pin in pins.lazy.flatMap({ $0.split(separator: ";", omittingEmptySubsequences: false) }) {
+            let encoded = pin.hasPrefix("sha256//") ? String(pin.dropFirst(8)) : ""
+            if Data(base64Encoded: encoded)?.count != 32 {
+                return .invalidRequest(
+                    reason:
+                        "the pin \"\(Redaction.escaped(String(pin)))\" for \"\(Redaction.escaped(pattern))\" is not sha256// and the base64 of a SHA-256 (as PublicKeyPin.pin(forCertificatePEM:) and `wattle pin` give)"
+                )
             }
         }
         return nil
@@ -110,8 +118,10 @@ public struct TrustPolicy: Sendable, Hashable {
         /// The client certificate to present, when the host asks.
         var clientCertificate: ClientCertificate?
 
-        /// Whether verification is relaxed from the default in any way.
-        var isRelaxed: Bool { acceptSelfSigned || (!pins.isEmpty && certificates.isEmpty) }
+        /// Whether the chain goes unverified: a self-signed certificate accepted, or with a pin
+        /// alone the key checked instead. Trusted certificates keep full verification against
+        /// them, allowlisted or not.
+        var isRelaxed: Bool { certificates.isEmpty && (acceptSelfSigned || !pins.isEmpty) }
     }
 
     /// The trust settings for `host:port`.
@@ -173,7 +183,11 @@ enum HostPattern {
             let suffix = patternHost.dropFirst(1)  // ".example.test"
             guard suffix.count > 1, candidate.hasSuffix(suffix) else { return false }
             let label = candidate.dropLast(suffix.count)
-            return !label.isEmpty && !label.contains(".") && !label.contains("*")
+            // ASCII only: libcurl maps the full stops of other scripts (U+3002, U+FF0E, U+FF61)
+            // to dots, so `a。b` is two labels where it connects. (An internationalized name
+            // goes in its xn-- form.)
+            return !label.isEmpty && label.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: ".") }
+                && !label.contains("*")
         }
         return patternHost == candidate
     }

@@ -298,21 +298,47 @@ struct TrustPolicyTests {
         #expect(fromPEM == "sha256//" + expected)
     }
 
-    @Test("the first request to a relaxed host logs one warning; full verification logs none")
+    @Test(
+        "the first request to a relaxed host logs one warning, for each session's logger; full verification logs none")
     func warningLoggedOnce() async throws {
-        // A server of its own: the warning is once per host and port for the whole process.
         let server = try await DemoServer.start(tls: try TLSServers.identity.get())
         defer { Task { try? await server.stop() } }
+        // Two sessions, each with a logger of its own: each is told (the second was not, when
+        // the hosts warned about were the process's).
+        for _ in 0..<2 {
+            let capture = CapturedLogs()
+            let session = tlsSession {
+                $0.trust.selfSignedHosts = ["127.0.0.1"]
+                $0.logger = Logger(label: "test") { _ in CapturingLogHandler(capture: capture) }
+            }
+            for _ in 0..<3 { _ = try await session.get(server.url("user").absoluteString) }
+            let warnings = capture.messages.filter { $0.level == .warning }
+            #expect(warnings.count == 1)
+            #expect(warnings.first?.text.contains("127.0.0.1") == true)
+            #expect(warnings.first?.text.contains("development hosts only") == true)
+        }
+        // Allowlisted, but with a trusted certificate: fully verified against it, no warning.
         let capture = CapturedLogs()
-        let session = tlsSession {
+        let certificate = try TLSServers.identity.get().certificatePEM
+        let verified = tlsSession {
             $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.trust.trust(certificatePEM: certificate, for: "127.0.0.1")
             $0.logger = Logger(label: "test") { _ in CapturingLogHandler(capture: capture) }
         }
-        for _ in 0..<3 { _ = try await session.get(server.url("user").absoluteString) }
-        let warnings = capture.messages.filter { $0.level == .warning }
-        #expect(warnings.count == 1)
-        #expect(warnings.first?.text.contains("127.0.0.1") == true)
-        #expect(warnings.first?.text.contains("development hosts only") == true)
+        _ = try await verified.get(server.url("user").absoluteString)
+        #expect(capture.messages.filter { $0.level == .warning }.isEmpty)
+    }
+
+    @Test("a request's own policy with a pin of another form fails unsent with invalidRequest, not as a mismatch")
+    func requestOwnMalformedPin() async throws {
+        let server = try await TLSServers.server()
+        var policy = TrustPolicy()
+        policy.pin("127.0.0.1", to: ["key.pem"])
+        let request = TransportRequest(method: .get, url: server.url("user"), trust: policy)
+        await expectWattleError({ _ = try await tlsSession { _ in }.transport.perform(request) }) {
+            guard case .invalidRequest(let reason) = $0 else { return false }
+            return reason.contains("\"key.pem\"") && reason.contains("is not sha256//")
+        }
     }
 }
 
@@ -342,6 +368,13 @@ struct HostPatternTests {
         #expect(!HostPattern.matches("*.0.0.1", host: "127.0.0.1", port: 443))
         #expect(!HostPattern.matches("*.168.1.20", host: "192.168.1.20", port: 443))
         #expect(HostPattern.matches("*.dev.example.test", host: "api.dev.example.test", port: 443))
+        // Other scripts' full stops are dots where libcurl connects (a。b is a.b): no label of
+        // a wildcard holds one, nor any other non-ASCII.
+        for stop in ["\u{3002}", "\u{FF0E}", "\u{FF61}"] {
+            #expect(!HostPattern.matches("*.dev.example.test", host: "a\(stop)b.dev.example.test", port: 443))
+        }
+        #expect(!HostPattern.matches("*.example.test", host: "bücher.example.test", port: 443))
+        #expect(HostPattern.matches("*.example.test", host: "xn--bcher-kva.example.test", port: 443))
     }
 
     @Test("a pin alone accepts a self-signed chain only with the key; a trusted certificate keeps full verification")
@@ -352,6 +385,12 @@ struct HostPatternTests {
         policy.trust(certificatePEM: "pem", for: "a.test")
         #expect(!policy.trust(host: "a.test", port: 443).acceptSelfSigned)
         #expect(!TrustPolicy().trust(host: "a.test", port: 443).isRelaxed)
+        // Allowlisted and given a certificate: verified against it, so not relaxed.
+        var both = TrustPolicy()
+        both.selfSignedHosts = ["b.test"]
+        #expect(both.trust(host: "b.test", port: 443).isRelaxed)
+        both.trust(certificatePEM: "pem", for: "b.test")
+        #expect(!both.trust(host: "b.test", port: 443).isRelaxed)
     }
 }
 

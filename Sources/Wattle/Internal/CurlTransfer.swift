@@ -178,6 +178,10 @@ final class CurlTransfer: @unchecked Sendable {
         // The host name is checked in every form (CURLOPT_SSL_VERIFYHOST 2 is a fixed option):
         // peer and host checks are never both off.
         let trust = request.hostTrust
+        // A request's own policy is not the configuration's, checked when the session began.
+        if !trust.pins.isEmpty, let error = TrustPolicy.invalidPin(in: trust.pins, for: request.target.host) {
+            return error
+        }
         if !trust.certificates.isEmpty {
             let bundle = trust.certificates.joined(separator: "\n")
             check(
