@@ -655,6 +655,25 @@ struct CLITests {
         #expect(!result.stderr.contains("selfSignedHosts") && !result.stderr.contains("--allow-self-signed"))
     }
 
+    @Test("with SSLKEYLOGFILE set, libcurl writes TLS secrets to it, and the session warns that it does")
+    func keyLogFileWarned() async throws {
+        let tls = try await Servers.tls.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keys = folder.appendingPathComponent("keys.log")
+        let result = try await CLI.run(
+            CLI.tlsTrust + [tls.url("user").absoluteString],
+            environment: ["SSLKEYLOGFILE": keys.path, "WATTLE_LOG_LEVEL": "warning"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("SSLKEYLOGFILE is set") && result.stderr.contains(keys.path), "\(result.stderr)")
+        // What the warning is about: the connection's secrets are in the file.
+        let written = (try? String(contentsOf: keys, encoding: .utf8)) ?? ""
+        #expect(written.contains("TRAFFIC_SECRET"), "\(written.prefix(200))")
+        let without = try await CLI.run(
+            CLI.tlsTrust + [tls.url("user").absoluteString], environment: ["WATTLE_LOG_LEVEL": "warning"])
+        #expect(without.status == 0 && !without.stderr.contains("SSLKEYLOGFILE"), "\(without.stderr)")
+    }
+
     @Test("-o streams a 200 MB body to a file identical to the source, in a process that stays under 50 MB")
     func downloadToFile() async throws {
         let server = try await Servers.plain.value

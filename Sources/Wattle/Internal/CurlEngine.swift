@@ -1,4 +1,5 @@
 import CCurl
+import Logging
 import WattleKeychain
 
 #if canImport(FoundationEssentials)
@@ -120,6 +121,11 @@ final class CurlEngine: TaskExecutor, @unchecked Sendable {
         }
         // Fail closed, and say why: a malformed pin would fail every request as a mismatch.
         if setupError == nil { setupError = configuration.trust.invalidPin() }
+        if let keyLog = CurlGlobal.keyLogFile {
+            configuration.logger.warning(
+                "SSLKEYLOGFILE is set: libcurl writes the secrets of every TLS connection to \(Redaction.escaped(keyLog)), from which its traffic (tokens and passwords included) can be decrypted. Unset it outside debugging."
+            )
+        }
         var resolve: UnsafeMutablePointer<curl_slist>?
         do {
             resolve = try CurlStringList.make(

@@ -1,9 +1,23 @@
 import CCurl
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// libcurl's process-wide state, initialised exactly once.
 enum CurlGlobal {
     /// `curl_global_init` runs the first time this is read, and never again.
     static let initialized: Bool = curl_global_init(wattle_curl_global_all) == CURLE_OK
+
+    /// The file named by `SSLKEYLOGFILE` when it is set (not empty): libcurl's OpenSSL backend
+    /// appends every TLS connection's secrets to it, from which anyone who reads it can decrypt
+    /// the traffic, tokens and passwords included (a debugging aid, as in browsers). Read once.
+    static let keyLogFile: String? = {
+        guard let value = getenv("SSLKEYLOGFILE"), value.pointee != 0 else { return nil }
+        return String(cString: value)
+    }()
 
     /// The version of the libcurl Wattle runs on.
     static let libcurlVersion: String = String(cString: wattle_curl_version_string())
