@@ -18,7 +18,11 @@ public import Foundation
 /// })
 /// ```
 public struct Configuration: Sendable {
-    /// The URL that relative endpoints resolve against.
+    /// The URL that relative endpoints resolve against: an endpoint extends its path (`users`
+    /// under `https://api.example.com/v1/` is `https://api.example.com/v1/users`). Its query is
+    /// kept, before the endpoint's own and the parameters (`https://x.example/openai?api-version=1`
+    /// and `deployments` with `["n": 2]` give `…/openai/deployments?api-version=1&n=2`); its
+    /// fragment is dropped.
     public var baseURL: URL?
     /// Headers sent with every request; a request's own headers replace same-named ones. A
     /// `Content-Type` here is sent only with requests whose body has no type of its own: a

@@ -71,6 +71,30 @@ struct EndpointResolutionTests {
         #expect(try Request("users").url(relativeTo: noSlash).absoluteString == "https://api.example.test/v1/users")
     }
 
+    @Test("the base URL's query goes first in every relative endpoint's (Azure's api-version), its fragment nowhere")
+    func baseQueryKept() throws {
+        let azure = URL(string: "https://x.openai.azure.test/openai?api-version=2024-02-01")!
+        func resolved(_ endpoint: String, _ query: Parameters = [:], _ base: URL = azure) throws -> String {
+            try Request(endpoint, query: query).url(relativeTo: base).absoluteString
+        }
+        #expect(try resolved("deployments") == "https://x.openai.azure.test/openai/deployments?api-version=2024-02-01")
+        #expect(
+            try resolved("deployments", ["n": 2])
+                == "https://x.openai.azure.test/openai/deployments?api-version=2024-02-01&n=2")
+        #expect(
+            try resolved("deployments?top=5", ["n": 2])
+                == "https://x.openai.azure.test/openai/deployments?api-version=2024-02-01&top=5&n=2")
+        #expect(try resolved("deployments?") == "https://x.openai.azure.test/openai/deployments?api-version=2024-02-01")
+        #expect(
+            try resolved("deployments#part") == "https://x.openai.azure.test/openai/deployments?api-version=2024-02-01")
+        let withFragment = URL(string: "https://api.test/v1/?k=1#top")!
+        #expect(try resolved("users", ["b": 2], withFragment) == "https://api.test/v1/users?k=1&b=2")
+        // An absolute endpoint stands as it is, without the base's query.
+        #expect(try resolved("https://other.test/x") == "https://other.test/x")
+        // An empty query on the base adds nothing.
+        #expect(try resolved("users", [:], URL(string: "https://api.test/v1/?")!) == "https://api.test/v1/users")
+    }
+
     @Test("an absolute URL stands as it is")
     func absolute() throws {
         let url = try Request("http://other.test:8080/x?y=1").url(relativeTo: base)

@@ -53,14 +53,20 @@ package enum EndpointResolver {
                 )
             }
             var base = baseURL.absoluteString
-            // Drop the base's own query and fragment; endpoints extend its path.
+            // Endpoints extend the base's path; its query goes first in theirs (an API version
+            // or a key that every request carries), its fragment nowhere.
+            var baseQuery: Substring = ""
             if let cut = base.utf8.firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
+                if base.utf8[cut] == UInt8(ascii: "?") {
+                    baseQuery = base[base.index(after: cut)...].prefix { $0 != "#" }
+                }
                 base = String(base[..<cut])
             }
             if base.utf8.last != UInt8(ascii: "/") { base += "/" }
             var path = Substring(trimmed)
             while path.utf8.first == UInt8(ascii: "/") { path = path.dropFirst() }
             absolute = base + path
+            if !baseQuery.isEmpty { absolute = Self.inserting(query: baseQuery, into: absolute) }
         }
         let (beforeFragment, needsEncoding) = absolute.withUTF8Bytes { bytes -> (String?, Bool) in
             // One pass up to the fragment, which is dropped ("#" is ASCII: what precedes it is
@@ -100,6 +106,18 @@ package enum EndpointResolver {
             url,
             TransportRequest.Target(string: url.absoluteString, isHTTPS: scheme == "https", host: host, port: url.port)
         )
+    }
+
+    /// `url` with `query` first in its query: after its `?` (and before the rest with `&`), or
+    /// as its query, before any fragment.
+    private static func inserting(query: Substring, into url: String) -> String {
+        let fragment = url.firstIndex(of: "#") ?? url.endIndex
+        guard let mark = url[..<fragment].firstIndex(of: "?") else {
+            return url[..<fragment] + "?" + query + url[fragment...]
+        }
+        let rest = url[url.index(after: mark)...]
+        let joiner = rest.isEmpty || rest.first == "#" || rest.first == "&" ? "" : "&"
+        return url[...mark] + query + joiner + rest
     }
 
     /// `user:password@host/path`: credentials before a host, the scheme left out. Neither the
