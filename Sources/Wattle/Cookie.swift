@@ -77,7 +77,9 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     ///   token; a value with a control character or `;`; a domain that is not an ASCII host
     ///   name (IPv6 literals included); a path that does not start with `/` or has a control
     ///   character or `;`; a `__Secure-` name that is not ``isSecure``, or a `__Host-` one that
-    ///   is not secure, host-only and on path `/` (RFC 6265bis). The reason never shows the value.
+    ///   is not secure, host-only and on path `/` (RFC 6265bis); a domain cookie
+    ///   (``includesSubdomains``) for a public suffix (`co.uk`) or a name of one label (`test`).
+    ///   The reason never shows the value.
     func netscapeLine() throws(WattleError) -> String {
         let shownName = Redaction.escaped(name)
         guard !name.isEmpty else { throw .cookieJar(reason: "a cookie's name is empty") }
@@ -97,6 +99,13 @@ public struct Cookie: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
             throw .cookieJar(
                 reason: "the domain \"\(Redaction.escaped(domain))\" of the cookie \"\(shownName)\" is not a host name "
                     + "(letters, digits, - and .; an internationalized name in its xn-- form)")
+        }
+        // libcurl skips its public-suffix check for a line without a request's host.
+        if includesSubdomains, PublicSuffix.isSuffix(host) {
+            throw .cookieJar(
+                reason:
+                    "the cookie \"\(shownName)\" is for \"\(Redaction.escaped(host))\" and its subdomains, a public suffix or a name of one label whose subdomains belong to others (no server can set such a cookie)"
+            )
         }
         guard path.hasPrefix("/") else {
             throw .cookieJar(

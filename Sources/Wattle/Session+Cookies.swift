@@ -38,7 +38,8 @@ extension Session {
     ///   - before adding any, when a cookie cannot be carried: an empty name or one that is not
     ///     a token; a control character or `;` in the value or path; a path not starting with
     ///     `/`; a domain that is not an ASCII host name (give an internationalized one in its
-    ///     `xn--` form); a `__Secure-` or `__Host-` name without what its prefix requires;
+    ///     `xn--` form); a `__Secure-` or `__Host-` name without what its prefix requires; a
+    ///     domain cookie for a public suffix (`co.uk`, `github.io`) or a name of one label;
     ///   - when libcurl did not keep one that passed those checks (the others are added);
     ///   - when the jar cannot be read or stored (the cookies are in the jar in memory).
     public func addCookies(_ cookies: [Cookie]) async throws(WattleError) {
