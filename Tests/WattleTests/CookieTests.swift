@@ -205,4 +205,34 @@ struct CookieTests {
         #expect(try await session.cookies().isEmpty)
         #expect(try await Self.sent(session, api + "echo").isEmpty)
     }
+
+    @Test(
+        "a server's deletion by a past Expires that libcurl misreads (01-Jan-70 as 2070, a year before 1970 as none) removes the cookie",
+        arguments: [
+            "Thu, 01-Jan-70 00:00:01 GMT", "Wed, 01 Jan 1969 00:00:01 GMT", "Thu, 01 Jan 1970 00:00:00 GMT",
+        ])
+    func deletionByPastExpires(expires: String) async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test", "www.api.test"])
+        let api = "http://api.test:\(server.port)/"
+        _ = try await session.get(
+            api + Self.setting("sid=s3cret; Path=/", "pref=x; Domain=api.test; Path=/", "keep=1; Path=/"))
+        // From a path of its own: a cookie without Path is in that folder's (/response-headers/sub).
+        let deeper =
+            api + Self.setting("local=1").replacingOccurrences(of: "response-headers?", with: "response-headers/sub/x?")
+        _ = try await session.get(deeper)
+        #expect(Set(try await session.cookies().map(\.name)) == ["sid", "pref", "keep", "local"])
+        _ = try await session.get(
+            api
+                + Self.setting(
+                    "sid=; Expires=\(expires); Path=/", "pref=; Domain=.api.test; Path=/; Expires=\(expires)",
+                    // A later Expires, and Max-Age (libcurl's own reading) with it: kept.
+                    "keep=2; Path=/; Expires=Fri, 01 Jan 2100 00:00:00 GMT"))
+        _ = try await session.get(
+            api
+                + Self.setting("local=; Expires=\(expires)").replacingOccurrences(
+                    of: "response-headers?", with: "response-headers/sub/y?"))
+        #expect(try await session.cookies().map(\.name) == ["keep"], "\(expires)")
+        #expect(try await Self.sent(session, api + "echo") == ["keep": "2"])
+    }
 }

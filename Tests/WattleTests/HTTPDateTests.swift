@@ -27,6 +27,27 @@ struct HTTPDateTests {
         }
     }
 
+    @Test("reads a cookie's Expires as RFC 6265 does: tokens in any order, 70-99 as 19xx, 0-69 as 20xx")
+    func cookieDates() {
+        func seconds(_ text: String) -> Int? { HTTPDate.parseCookieDate(text).map { Int($0.timeIntervalSince1970) } }
+        #expect(seconds("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)
+        #expect(seconds("Sunday, 06-Nov-94 08:49:37 GMT") == 784_111_777)
+        #expect(seconds("Sun Nov  6 08:49:37 1994") == 784_111_777)
+        #expect(seconds("november 6 1994 8:49:37") == 784_111_777)
+        // The classic deletion libcurl 7.88 reads as 2070, and the years around it.
+        #expect(seconds("Thu, 01-Jan-70 00:00:01 GMT") == 1)
+        #expect(seconds("Thu, 01 Jan 1970 00:00:00 GMT") == 0)
+        #expect(seconds("Wed, 31-Dec-69 23:59:59 GMT") == 3_155_759_999)  // 2069
+        #expect(seconds("Wed, 01 Jan 1969 00:00:01 GMT") == -31_535_999)
+        #expect(seconds("Tue, 19 Jan 2038 03:14:08 GMT") == 2_147_483_648)
+        for refused in [
+            "Sun, 06 Nov 1994", "06 Nov 1994 25:00:00", "Feb 30 2020 00:00:00", "Jan 1 1600 00:00:00", "soon",
+            "Sun, 06 Xyz 1994 08:49:37 GMT", "",
+        ] {
+            #expect(HTTPDate.parseCookieDate(refused) == nil, "\(refused)")
+        }
+    }
+
     @Test("refuses what is not an HTTP date or names no real day")
     func refusesMalformed() {
         for text in [

@@ -719,6 +719,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// The outcome, once curl reports the transfer done with `code`.
     func finish(code: CURLcode) -> Result<Completed, WattleError> {
         guard let easy else { return .failure(.transport(code: -1, message: "transfer was never started")) }
+        if let handle, handle.keepsCookies { expireDeletedCookies(handle) }
         if case .errorBodyCut = abort {
             // Stopped on purpose by the write callback: the response is whole but for its body.
         } else if code != CURLE_OK {
@@ -753,6 +754,19 @@ final class CurlTransfer: @unchecked Sendable {
             Completed(
                 statusCode: statusCode, rawHeaders: rawHeaders, body: body, fileURL: fileURL, metrics: metrics(easy),
                 unsyncedDescriptor: unsynced))
+    }
+
+    /// Carries out the server's deletions of cookies that libcurl missed (see ``CookieDeletion``):
+    /// only a head with such a `Set-Cookie` lists the jar.
+    private func expireDeletedCookies(_ handle: EasyHandle) {
+        let setCookies = HeaderSection(rawHeaders).headers.values(for: "Set-Cookie")
+        guard !setCookies.isEmpty else { return }
+        let now = Date()
+        let deleted = CookieDeletion.deletions(
+            in: setCookies, requestPath: request.url.path(percentEncoded: true), now: now)
+        guard !deleted.isEmpty, let jar = handle.cookieLines() else { return }
+        let lines = CookieDeletion.expiring(deleted, host: request.target.host, jar: jar, now: now)
+        if !lines.isEmpty { _ = handle.addCookieLines(lines) }
     }
 
     private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {

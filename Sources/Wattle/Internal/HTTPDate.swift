@@ -19,6 +19,64 @@ enum HTTPDate {
         return imfFixdate(bytes) ?? asctime(bytes) ?? rfc850(bytes)
     }
 
+    /// The instant a cookie's `Expires` names, read as RFC 6265 (5.1.1) reads one: the first
+    /// time (`H:M:S`), day of the month, month name and year among its tokens, in any order and
+    /// with anything around them; a two-digit year 70 to 99 is 19xx, 0 to 69 20xx. Nil when one
+    /// is missing or out of range, or the day does not exist.
+    ///
+    /// libcurl 7.88 reads `01-Jan-70` as 2070 and a year before 1970 as no expiry: a server's
+    /// deletion of a cookie by such a date left it in the jar (see ``CookieDeletion``).
+    static func parseCookieDate(_ text: some StringProtocol) -> Date? {
+        var time: (hour: Int, minute: Int, second: Int)?
+        var day: Int?
+        var month: Int?
+        var year: Int?
+        // Delimiters: HTAB, SP to "/", ";" to "@", "[" to "`", "{" to "~".
+        func isDelimiter(_ byte: UInt8) -> Bool {
+            byte == 0x09 || (0x20...0x2F).contains(byte) || (0x3B...0x40).contains(byte)
+                || (0x5B...0x60).contains(byte) || (0x7B...0x7E).contains(byte)
+        }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        /// The leading run of 1 to `most` (at least `least`) digits, when no digit follows it.
+        func leadingNumber(_ token: ArraySlice<UInt8>, least: Int, most: Int) -> (Int, ArraySlice<UInt8>)? {
+            let digits = token.prefix(while: isDigit)
+            guard digits.count >= least, digits.count <= most, let value = number(digits) else { return nil }
+            return (value, token[digits.endIndex...])
+        }
+        let bytes = Array(text.utf8)
+        for token in bytes.split(whereSeparator: isDelimiter) {
+            if time == nil, let (hour, afterHour) = leadingNumber(token, least: 1, most: 2),
+                afterHour.first == UInt8(ascii: ":"),
+                let (minute, afterMinute) = leadingNumber(afterHour.dropFirst(), least: 1, most: 2),
+                afterMinute.first == UInt8(ascii: ":"),
+                let (second, _) = leadingNumber(afterMinute.dropFirst(), least: 1, most: 2)
+            {
+                time = (hour, minute, second)
+            } else if day == nil, let (value, rest) = leadingNumber(token, least: 1, most: 2),
+                rest.first.map({ !isDigit($0) }) ?? true
+            {
+                day = value
+            } else if month == nil, token.count >= 3,
+                let found = months.firstIndex(where: { $0.lowercased() == Self.text(token.prefix(3)).lowercased() })
+            {
+                month = found + 1
+            } else if year == nil, let (value, rest) = leadingNumber(token, least: 2, most: 4),
+                rest.first.map({ !isDigit($0) }) ?? true
+            {
+                year = value
+            }
+        }
+        guard let time, let day, let month, var year else { return nil }
+        if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
+        guard year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59, day >= 1,
+            day <= daysInMonth(month, year: year)
+        else { return nil }
+        let seconds =
+            daysSinceEpoch(year: year, month: month, day: day) * 86_400 + time.hour * 3_600 + time.minute * 60
+            + time.second
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
     /// The instant an IMF-fixdate names, or nil for any other text (the obsolete forms
     /// included): the only form a sender may use, so the only one sent back (`If-Range`).
     static func parseIMFFixdate(_ text: some StringProtocol) -> Date? { imfFixdate(Array(text.utf8)) }
