@@ -235,4 +235,31 @@ struct CookieTests {
         #expect(try await session.cookies().map(\.name) == ["keep"], "\(expires)")
         #expect(try await Self.sent(session, api + "echo") == ["keep": "2"])
     }
+
+    @Test(
+        "a misread past Expires deletes only what libcurl would have: not with Max-Age, not set again after, not another site's, not a Secure cookie over http"
+    )
+    func deletionByPastExpiresLimits() async throws {
+        let server = try await TestServer.shared()
+        let session = Self.jar(server, names: ["api.test", "other.test"])
+        let api = "http://api.test:\(server.port)/"
+        let past = "Thu, 01-Jan-70 00:00:01 GMT"
+        _ = try await session.get(api + Self.setting("aged=1; Path=/", "again=1; Path=/"))
+        _ = try await session.get(
+            "http://other.test:\(server.port)/" + Self.setting("theirs=1; Domain=other.test; Path=/"))
+        try await session.addCookies([Cookie(name: "secure", value: "1", domain: "api.test", isSecure: true)])
+        _ = try await session.get(
+            api
+                + Self.setting(
+                    // Max-Age wins over Expires (libcurl's own reading): an hour.
+                    "aged=2; Path=/; Expires=\(past); Max-Age=3600",
+                    // Deleted, then set again in the same response: the later one stands.
+                    "again=; Path=/; Expires=\(past)", "again=2; Path=/",
+                    // Another site's domain, which libcurl refuses from this host.
+                    "theirs=; Domain=other.test; Path=/; Expires=\(past)",
+                    // Over http a Secure cookie is left alone.
+                    "secure=; Path=/; Expires=\(past)"))
+        let kept = Dictionary(uniqueKeysWithValues: try await session.cookies().map { ($0.name, $0.value) })
+        #expect(kept == ["aged": "2", "again": "2", "theirs": "1", "secure": "1"])
+    }
 }

@@ -10,8 +10,10 @@ import Foundation
 /// `Max-Age` as RFC 6265 does, but not every past `Expires`: `Thu, 01-Jan-70 00:00:01 GMT`
 /// (a classic deletion) is 2070 to it, and a year before 1970 makes a session cookie. The
 /// cookie stayed, and a keychain jar kept it across runs. So, for each `Set-Cookie` without
-/// `Max-Age` whose `Expires` is past by RFC 6265's reading, the jar's cookie of that name,
-/// domain and path is set to expire (which removes it), as libcurl would have.
+/// `Max-Age` whose `Expires` is such a date, the jar's cookie of that name, domain and path is
+/// set to expire (which removes it), as libcurl would have: only a `Set-Cookie` libcurl would
+/// have taken (its `Domain` the responding host's or a parent of it), not followed by another
+/// of the same name in the response, and never a `Secure` cookie over `http`.
 enum CookieDeletion {
     /// A cookie a `Set-Cookie` value deletes: its name, its `Domain` (lower case, no leading
     /// dot; nil for a host-only cookie) and its path (the `Path`, or the request path's folder).
@@ -21,19 +23,32 @@ enum CookieDeletion {
         var path: String
     }
 
-    /// The deletions among a response's `Set-Cookie` values (to the URL path `path`) that
-    /// libcurl may have missed: no `Max-Age`, an `Expires` at or before `now`.
-    static func deletions(in setCookies: [String], requestPath path: String, now: Date) -> [Deletion] {
-        setCookies.compactMap { deletion(in: $0, requestPath: path, now: now) }
+    /// The deletions among a response's `Set-Cookie` values (from `host`, to the URL path
+    /// `path`) that libcurl missed: no `Max-Age`, an `Expires` in the past that libcurl misreads,
+    /// and no later `Set-Cookie` of the same name (which sets it again).
+    static func deletions(in setCookies: [String], host: String, requestPath path: String, now: Date) -> [Deletion] {
+        let host = host.lowercased()
+        var found: [Deletion] = []
+        for (index, value) in setCookies.enumerated() {
+            guard let deletion = deletion(in: value, host: host, requestPath: path, now: now) else { continue }
+            let setAgain = setCookies[(index + 1)...].contains { later in
+                later.prefix { $0 != "=" && $0 != ";" }.trimmingWhitespace() == deletion.name
+            }
+            if !setAgain { found.append(deletion) }
+        }
+        return found
     }
 
     /// The jar's lines (`jar`, libcurl's Netscape lines) that `deleted` names for a response
-    /// from `host`, to add again with an expiry of 1.
-    static func expiring(_ deleted: [Deletion], host: String, jar: [String], now: Date) -> [String] {
+    /// from `host`, to add again with an expiry of 1. Not a `Secure` cookie when the response
+    /// came over plain `http` (libcurl leaves those to `https`).
+    static func expiring(_ deleted: [Deletion], host: String, isHTTPS: Bool, jar: [String], now: Date) -> [String] {
         let host = host.lowercased()
         var lines: [String] = []
         for line in jar {
-            guard let cookie = Cookie(netscapeLine: line), cookie.expiresAt.map({ $0 > now }) ?? true else { continue }
+            guard let cookie = Cookie(netscapeLine: line), cookie.expiresAt.map({ $0 > now }) ?? true,
+                isHTTPS || !cookie.isSecure
+            else { continue }
             let matched = deleted.contains { deletion in
                 guard deletion.name == cookie.name, comparable(deletion.path) == comparable(cookie.path) else {
                     return false
@@ -50,7 +65,7 @@ enum CookieDeletion {
         return lines
     }
 
-    private static func deletion(in value: String, requestPath: String, now: Date) -> Deletion? {
+    private static func deletion(in value: String, host: String, requestPath: String, now: Date) -> Deletion? {
         var parts = value.split(separator: ";", omittingEmptySubsequences: false).makeIterator()
         guard let pair = parts.next(), let equals = pair.firstIndex(of: "=") else { return nil }
         let name = pair[..<equals].trimmingWhitespace()
@@ -64,7 +79,12 @@ enum CookieDeletion {
             let argument = equals < part.endIndex ? part[part.index(after: equals)...].trimmingWhitespace() : ""
             switch attribute {
             case "max-age": return nil  // libcurl reads it right, and it wins over Expires
-            case "expires": expires = HTTPDate.parseCookieDate(argument)
+            case "expires":
+                // Only the dates libcurl 7.88 misreads: a two-digit 70 (2070 to it) and a year
+                // before 1970 (no expiry). It reads the others as RFC 6265 does.
+                expires = HTTPDate.cookieDate(argument).flatMap { parsed in
+                    parsed.year < 1970 || (parsed.twoDigitYear && parsed.year == 1970) ? parsed.date : nil
+                }
             case "domain":
                 let bare = argument.hasPrefix(".") ? String(argument.dropFirst()) : argument
                 domain = bare.isEmpty ? nil : bare.lowercased()
@@ -73,6 +93,8 @@ enum CookieDeletion {
             }
         }
         guard let expires, expires <= now else { return nil }
+        // A `Domain` libcurl refuses (not this host nor a parent of it) deletes nothing.
+        if let domain, domain != host, !host.hasSuffix("." + domain) { return nil }
         return Deletion(name: name, domain: domain, path: path ?? folder(of: requestPath))
     }
 

@@ -78,6 +78,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// The response has a `Content-Encoding`: its length counts encoded bytes, while progress
     /// counts decoded ones, so no total is reported (checked for downloads with progress only).
     private var bodyIsEncoded = false
+    /// The head has a `Set-Cookie` field (watched in a session that keeps cookies only).
+    private var sawSetCookie = false
     private var uploadedBytes: curl_off_t = 0
     /// A body streamed from a file or from pieces (``TransportRequest/bodyFile``,
     /// ``TransportRequest/bodySegments``), open from `openUpload` until the engine takes the
@@ -441,6 +443,7 @@ final class CurlTransfer: @unchecked Sendable {
             // A new response (after 100 Continue or a proxy's CONNECT): start over.
             statusCode = status
             bodyIsEncoded = false
+            sawSetCookie = false
             rawHeaders.removeAll(keepingCapacity: true)
             // One allocation for a typical header section, instead of growing line by line.
             rawHeaders.reserveCapacity(1024)
@@ -457,6 +460,7 @@ final class CurlTransfer: @unchecked Sendable {
         {
             bodyIsEncoded = true
         }
+        if !sawSetCookie, handle?.keepsCookies == true, Self.isSetCookie(bytes) { sawSetCookie = true }
         // Kept as bytes; parsed when the response's headers are first read (`HeaderSection`).
         rawHeaders.append(contentsOf: bytes)
         if bytes.count <= 2, !streamStarted, let stream = request.responseStream, (200..<300).contains(statusCode),
@@ -719,7 +723,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// The outcome, once curl reports the transfer done with `code`.
     func finish(code: CURLcode) -> Result<Completed, WattleError> {
         guard let easy else { return .failure(.transport(code: -1, message: "transfer was never started")) }
-        if let handle, handle.keepsCookies { expireDeletedCookies(handle) }
+        if sawSetCookie, let handle { expireDeletedCookies(handle) }
         if case .errorBodyCut = abort {
             // Stopped on purpose by the write callback: the response is whole but for its body.
         } else if code != CURLE_OK {
@@ -756,17 +760,24 @@ final class CurlTransfer: @unchecked Sendable {
                 unsyncedDescriptor: unsynced))
     }
 
-    /// Carries out the server's deletions of cookies that libcurl missed (see ``CookieDeletion``):
-    /// only a head with such a `Set-Cookie` lists the jar.
+    /// Carries out the server's deletions of cookies that libcurl missed (see ``CookieDeletion``).
+    /// Only a head with a `Set-Cookie` is parsed, and the jar listed only for such a deletion.
     private func expireDeletedCookies(_ handle: EasyHandle) {
+        guard sawSetCookie else { return }
         let setCookies = HeaderSection(rawHeaders).headers.values(for: "Set-Cookie")
-        guard !setCookies.isEmpty else { return }
         let now = Date()
         let deleted = CookieDeletion.deletions(
-            in: setCookies, requestPath: request.url.path(percentEncoded: true), now: now)
+            in: setCookies, host: request.target.host, requestPath: request.url.path(percentEncoded: true), now: now)
         guard !deleted.isEmpty, let jar = handle.cookieLines() else { return }
-        let lines = CookieDeletion.expiring(deleted, host: request.target.host, jar: jar, now: now)
+        let lines = CookieDeletion.expiring(
+            deleted, host: request.target.host, isHTTPS: request.target.isHTTPS, jar: jar, now: now)
         if !lines.isEmpty { _ = handle.addCookieLines(lines) }
+    }
+
+    /// Whether a header line is a `Set-Cookie` field (its name in any case).
+    private static func isSetCookie(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard line.count > 11, line[10] == UInt8(ascii: ":") else { return false }
+        return zip(line.prefix(10), "set-cookie".utf8).allSatisfy { $0 | 0x20 == $1 }
     }
 
     private func metrics(_ easy: UnsafeMutableRawPointer) -> ResponseMetrics {

@@ -27,6 +27,12 @@ enum HTTPDate {
     /// libcurl 7.88 reads `01-Jan-70` as 2070 and a year before 1970 as no expiry: a server's
     /// deletion of a cookie by such a date left it in the jar (see ``CookieDeletion``).
     static func parseCookieDate(_ text: some StringProtocol) -> Date? {
+        cookieDate(text)?.date
+    }
+
+    /// ``parseCookieDate(_:)``'s instant, with the year it read and whether the text gave it in
+    /// two digits.
+    static func cookieDate(_ text: some StringProtocol) -> (date: Date, year: Int, twoDigitYear: Bool)? {
         var time: (hour: Int, minute: Int, second: Int)?
         var day: Int?
         var month: Int?
@@ -57,7 +63,9 @@ enum HTTPDate {
             {
                 day = value
             } else if month == nil, token.count >= 3,
-                let found = months.firstIndex(where: { $0.lowercased() == Self.text(token.prefix(3)).lowercased() })
+                let found = months.firstIndex(where: { name in
+                    zip(name.utf8, token.prefix(3)).allSatisfy { $0 | 0x20 == $1 | 0x20 }
+                })
             {
                 month = found + 1
             } else if year == nil, let (value, rest) = leadingNumber(token, least: 2, most: 4),
@@ -67,6 +75,7 @@ enum HTTPDate {
             }
         }
         guard let time, let day, let month, var year else { return nil }
+        let twoDigitYear = year < 100
         if (70...99).contains(year) { year += 1900 } else if (0...69).contains(year) { year += 2000 }
         guard year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59, day >= 1,
             day <= daysInMonth(month, year: year)
@@ -74,7 +83,7 @@ enum HTTPDate {
         let seconds =
             daysSinceEpoch(year: year, month: month, day: day) * 86_400 + time.hour * 3_600 + time.minute * 60
             + time.second
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        return (Date(timeIntervalSince1970: TimeInterval(seconds)), year, twoDigitYear)
     }
 
     /// The instant an IMF-fixdate names, or nil for any other text (the obsolete forms
