@@ -398,7 +398,7 @@ public final class Session: Sendable {
         var prepared = TransportRequest(
             method: request.method, url: url, target: target, headers: headers, body: hasBody ? request.body.data : nil,
             timeouts: timeouts, maximumResponseSize: configuration.maximumResponseSize,
-            trust: configuration.trust, download: download)
+            trust: configuration.trust, download: download, pinsChecked: true)
         prepared.maximumHeaderSize = configuration.maximumHeaderSize
         if let file = request.body.file {
             prepared.body = nil

@@ -95,8 +95,13 @@ public struct TransportRequest: Sendable {
             let storage = uniqueStorage()
             storage.fields.trust = newValue
             storage.fields.hostTrust = Self.hostTrust(newValue, for: storage.fields.target)
+            storage.fields.pinsUnchecked = true
         }
     }
+
+    /// Whether the policy's pins may be malformed: a caller's own policy. A session's requests
+    /// carry its configuration's, checked once when the session began.
+    var pinsUnchecked: Bool { storage.fields.pinsUnchecked }
     /// For downloads: where a 2xx body is streamed (the file is created or truncated), and
     /// progress reports. Other statuses keep their body in memory.
     public var download: DownloadTarget? {
@@ -157,16 +162,17 @@ public struct TransportRequest: Sendable {
     }
 
     /// Creates a request whose URL's parts are already known (from ``EndpointResolver``).
+    /// `pinsChecked`: `trust` is a session's configuration's, whose pins were checked.
     init(
         method: HTTPMethod, url: URL, target: Target, headers: HTTPHeaders, body: Data?, timeouts: Timeouts,
-        maximumResponseSize: Int?, trust: TrustPolicy, download: DownloadTarget?
+        maximumResponseSize: Int?, trust: TrustPolicy, download: DownloadTarget?, pinsChecked: Bool = false
     ) {
         storage = Storage(
             Fields(
                 method: method, url: url, target: target, hostTrust: Self.hostTrust(trust, for: target),
                 headers: headers, body: body, bodyFile: nil, bodySegments: [], timeouts: timeouts,
                 maximumResponseSize: maximumResponseSize, maximumHeaderSize: 256 * 1024, trust: trust,
-                download: download))
+                download: download, pinsUnchecked: !pinsChecked))
     }
 
     /// The storage, copied first if another request shares it.
@@ -194,6 +200,7 @@ public struct TransportRequest: Sendable {
         var responseStream: ResponseStreamBuffer?
         var acceptedStatuses: Set<Int> = []
         var omittedHeaders: [String] = []
+        var pinsUnchecked = true
     }
 
     /// The box the copies share. Written only through `uniqueStorage()`, that is only while one

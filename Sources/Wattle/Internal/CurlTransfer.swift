@@ -181,7 +181,9 @@ final class CurlTransfer: @unchecked Sendable {
         // peer and host checks are never both off.
         let trust = request.hostTrust
         // A request's own policy is not the configuration's, checked when the session began.
-        if !trust.pins.isEmpty, let error = TrustPolicy.invalidPin(in: trust.pins, for: request.target.host) {
+        if !trust.pins.isEmpty, request.pinsUnchecked,
+            let error = TrustPolicy.invalidPin(in: trust.pins, for: request.target.host)
+        {
             return error
         }
         if !trust.certificates.isEmpty {
