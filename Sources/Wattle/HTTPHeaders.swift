@@ -182,13 +182,18 @@ public struct HTTPHeaders: Sendable, Hashable, Sequence, ExpressibleByDictionary
             throw .invalidHeader(name: "", reason: "the header name is empty")
         }
         if let bad = field.name.utf8.firstIndex(where: { !isTokenByte($0) }) {
-            // The name only up to the bad byte: `Authorization: Bearer …` written as a name
-            // holds the token after its colon.
-            let shown = String(decoding: field.name.utf8[..<bad].prefix(100), as: UTF8.self)
+            // A name is shown only when it is the part before a colon or a space, up to 64
+            // bytes (`Authorization` of `Authorization: Bearer …` written as a name): a name
+            // that is itself a token or key (`dXNlcjpzM2NyZXQ=`, `sk-proj-abc/def`) is not shown.
+            let badByte = field.name.utf8[bad]
+            let prefix = field.name.utf8[..<bad]
+            let shown =
+                (badByte == UInt8(ascii: ":") || badByte == UInt8(ascii: " ")) && prefix.count <= 64
+                ? Redaction.escaped(String(decoding: prefix, as: UTF8.self)) : ""
             throw .invalidHeader(
-                name: Redaction.escaped(shown),
+                name: shown,
                 reason:
-                    "the header name contains \(Redaction.describe(byte: field.name.utf8[bad])) after \"\(Redaction.escaped(shown))\", which is not allowed in a name"
+                    "the header name contains \(Redaction.describe(byte: badByte))\(shown.isEmpty ? " (the name is not shown: it may be a credential)" : ""), which is not allowed in a name"
             )
         }
         if field.name.utf8.count + field.value.utf8.count > maximumFieldSize {

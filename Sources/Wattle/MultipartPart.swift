@@ -110,14 +110,15 @@ public struct MultipartPart: Sendable, Hashable {
     /// and the web platform's form parsers) take no backslash escapes: `\"` ended the name
     /// there, and a Windows path's `\` arrived doubled.
     static func quoted(_ value: String) -> String {
+        // By scalar, not `Character`: `"` followed by a combining mark is one `Character` that
+        // is not `"`, and let a bare quote through (`x"\u{301}; name="is_admin`).
         var result = "\""
-        for character in value {
-            switch character {
+        for scalar in value.unicodeScalars {
+            switch scalar {
             case "\"": result += "%22"
             case "\r": result += "%0D"
             case "\n": result += "%0A"
-            case "\r\n": result += "%0D%0A"
-            default: result.append(character)
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result + "\""

@@ -51,9 +51,11 @@ public enum PublicKeyPin {
     /// The certificate is read, not trusted: compare the pin with one obtained another way
     /// before relying on it. The host name is still checked against the certificate.
     ///
-    /// - Throws: ``WattleError/timedOut(phase:after:url:)`` (`connect`) when the handshake
-    ///   takes longer than `timeout`; ``WattleError/cancelled`` when the task is cancelled:
-    ///   libcurl checks about once a second while it waits for the server.
+    /// - Throws: ``WattleError/invalidRequest(reason:)``, unsent, when `host` is not a bare host
+    ///   name, IPv4 address or IPv6 literal (bracketed or not) or `port` is not 1 to 65535;
+    ///   ``WattleError/timedOut(phase:after:url:)`` (`connect`) when the handshake takes
+    ///   longer than `timeout`; ``WattleError/cancelled`` when the task is cancelled: libcurl
+    ///   checks about once a second while it waits for the server.
     public static func pin(ofServer host: String, port: Int = 443, timeout: Duration = .seconds(10))
         async throws(WattleError) -> String
     {

@@ -218,6 +218,8 @@ struct MultipartTests {
                 .field("title", "Holiday \"2026\""),
                 .file("photo", filename: "koala\r\n.jpg", contentType: "image/jpeg", data: file),
                 .file("a\"b", filename: "C:\\x\"y\r.txt", data: Data("z".utf8)),
+                // A combining mark after the quote makes one Character that is not "\"".
+                .field("x\"\u{301}; name=\"is_admin", "1"),
             ],
             boundary: "XyZ")
         let echo = try await makeSession(server).send(Request("echo", method: .post, body: body)).decode(Echo.self)
@@ -230,6 +232,7 @@ struct MultipartTests {
         // `"`, CR and LF percent-encoded, a backslash as it is (the HTML standard's encoding).
         let third = #"--XyZ\#r\#nContent-Disposition: form-data; name="a%22b"; filename="C:\x%22y%0D.txt""#
         #expect(String(decoding: body.data, as: UTF8.self).contains(third))
+        #expect(String(decoding: body.data, as: UTF8.self).contains("name=\"x%22\u{301}; name=%22is_admin\"\r\n"))
         #expect(body.data.suffix(9) == Data("--XyZ--\r\n".utf8))
     }
 

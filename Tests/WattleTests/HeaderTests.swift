@@ -95,6 +95,14 @@ struct HeaderTests {
                 && !error.description.contains("s3cret")
         }
         #expect(server.stats.hits("/" + path) == 0)
+        // A name that is itself a credential is not shown at all.
+        for secret in ["dXNlcjpzM2NyZXQ=", "sk-proj-s3cret/def"] {
+            await expectWattleError({ _ = try await makeSession(server).send(Request(path, headers: [secret: "x"])) }) {
+                guard case .invalidHeader(let name, let reason) = $0 else { return false }
+                return name.isEmpty && reason.contains("not shown") && !"\($0)".contains("s3cret")
+                    && !"\($0)".contains("dXNlcjpzM2NyZXQ")
+            }
+        }
     }
 
     @Test("response headers are case-insensitive and repeated fields are kept")

@@ -43,9 +43,11 @@ enum ServerCertificateReader {
         guard (1...65_535).contains(port) else {
             throw .invalidRequest(reason: "\(port) is not a TCP port (1 to 65535)")
         }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? host.dropFirst().dropLast() : Substring(host)
+        let bracketed = host.hasPrefix("[") && host.hasSuffix("]")
+        let bare = bracketed ? host.dropFirst().dropLast() : Substring(host)
+        // Brackets hold an IPv6 literal only (`[example.com]` made a URL libcurl refused).
         let isName =
-            !bare.isEmpty && !bare.hasPrefix(".") && !bare.hasPrefix("-")
+            !bracketed && !bare.isEmpty && !bare.hasPrefix(".") && !bare.hasPrefix("-")
             && bare.utf8.allSatisfy { byte in
                 switch byte {
                 case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
