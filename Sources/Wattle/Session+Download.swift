@@ -247,14 +247,32 @@ extension Session {
         return try result.get()
     }
 
-    /// Gives `file` the permission bits of the file at `destination`, when there is one, before
-    /// it replaces it: a `0600` file downloaded again stays `0600` (as `curl -o` keeps them by
-    /// writing into the file itself), not the `0644` a new one gets.
+    /// Gives `file` (written private, `0600`) the permission bits it gets in place: those of
+    /// the file at `destination` when there is one (a `0600` file downloaded again stays
+    /// `0600`, as `curl -o` keeps them by writing into the file itself), else what a new file
+    /// gets (`0644` less the umask).
     private static func keepPermissions(of destination: URL, for file: URL) {
         var info = stat()
-        guard stat(destination.path, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return }
-        chmod(file.path, info.st_mode & 0o777)  // not set-user-ID and the like
+        let mode =
+            stat(destination.path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
+            ? info.st_mode & 0o777  // not set-user-ID and the like
+            : 0o644 & ~processUmask
+        // Through a descriptor of the file itself, not a link put in its place.
+        let descriptor = open(file.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        fchmod(descriptor, mode)
+        close(descriptor)
     }
+
+    /// The process's umask, read without setting it (`umask(2)` can only set it, and threads
+    /// share it): `Umask:` in `/proc/self/status`, else the common `022`.
+    private static let processUmask: mode_t = {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("Umask:") }),
+            let mask = mode_t(line.dropFirst("Umask:".count).trimmingWhitespace(), radix: 8)
+        else { return 0o022 }
+        return mask
+    }()
 
     /// Syncs the folder a download was just renamed into (for ``DownloadDurability/synced``).
     /// The file is in place (and its data on disk): a folder that fails to sync is told, not

@@ -238,11 +238,11 @@ public final class ChildProcess: @unchecked Sendable {
             var status: Int32 = 0
             var found: pid_t
             repeat { found = waitpid(pid, &status, 0) } while found < 0 && errno == EINTR
-            // Not ours to wait for (ECHILD): no status, rather than a made-up exit 0; unless
-            // `isRunning` took the status first.
+            // Not ours to wait for (ECHILD): no status, rather than a made-up exit 0, and not
+            // kept (`isRunning` or another thread's wait may have taken the real one).
             raw = lock.withLock {
-                if waited == nil { waited = found == pid ? status : -1 }
-                return waited
+                if waited == nil, found == pid { waited = status }
+                return waited ?? -1
             }
         }
         guard let raw, raw >= 0 else { return -1 }

@@ -91,6 +91,15 @@ struct DownloadTests {
             #expect(try Data(contentsOf: destination).count == 1000)
             #expect(try mode(destination) == 0o600, "resumable: \(resumable)")
         }
+        // A partial left by a failed resumable download is private: it may be a 0600 file's new contents.
+        let cut = folder.appendingPathComponent("cut.bin")
+        await expectWattleError({
+            _ = try await session.download("resource/300000?cut=100000", to: cut, resumable: true)
+        }) {
+            if case .connectionLost = $0 { return true }
+            return false
+        }
+        #expect(try mode(folder.appendingPathComponent(".cut.bin.wattle-partial")) == 0o600)
         // A new file gets the usual 0644 (less the umask).
         let fresh = folder.appendingPathComponent("fresh.bin")
         _ = try await session.download("resource/1000", to: fresh)

@@ -570,8 +570,9 @@ final class CurlTransfer: @unchecked Sendable {
             guard openPartial(partial) else { return false }
             descriptor = partial.writeDescriptor()
         } else {
-            // (A link planted at the temporary's name is not followed.)
-            descriptor = open(download.file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            // Private until it is renamed into place, with the destination's permissions then (a
+            // link planted at the temporary's name is not followed).
+            descriptor = open(download.file.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
         }
         if descriptor < 0 {
             abort = .file(String(cString: strerror(errno)))

@@ -110,7 +110,9 @@ final class PartialDownload: Sendable {
     /// another open file holds the lock.
     private static func lock(_ file: URL) throws(WattleError) -> Int32? {
         for _ in 0..<3 {
-            let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            // Private until it is complete (it may be a private file's new contents); the
+            // destination's permissions are given at the rename.
+            let descriptor = open(file.path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
             guard descriptor >= 0 else {
                 let reason = errno == ELOOP ? "it is a symbolic link" : String(cString: strerror(errno))
                 throw .fileError(path: file.path, reason: "cannot open the partial download: \(reason)")
