@@ -69,6 +69,12 @@ public struct KeychainFileError: Error, Sendable, Hashable, CustomStringConverti
                 } else {
                     "it belongs to another user"
                 }
+            // A shared folder (sticky, as /tmp is) is meant for everyone: never advise closing it.
+            if let mode, mode & 0o022 != 0, mode & 0o1000 != 0 {
+                return "Refusing the keychain folder \(path): \(why), so they could replace the keychain's files; "
+                    + "it is a shared folder (like /tmp): keep the keychain in a folder of your own, "
+                    + "such as ~/.local/share/wattle."
+            }
             return "Refusing the keychain folder \(path): \(why), so they could replace the keychain's files; "
                 + "make it yours and private (`chmod 700 \(path)`) if you trust what is in it, or use another folder."
         case .notARegularFile:

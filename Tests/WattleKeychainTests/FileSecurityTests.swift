@@ -246,7 +246,10 @@ func contains(_ haystack: Data, _ needle: String) -> Bool {
             return fileError?.reason == .insecureFolder && fileError?.path == folder.path
                 && "\(error)".contains(
                     "its mode \(String(permissions & 0o777, radix: 8)) lets the group or others write in it")
-                && "\(error)".contains("chmod 700 \(folder.path)")
+                // A shared (sticky) folder like /tmp is not to be closed: another folder is advised.
+                && (permissions & 0o1000 == 0
+                    ? "\(error)".contains("chmod 700 \(folder.path)")
+                    : "\(error)".contains("a folder of your own") && !"\(error)".contains("chmod"))
         }
         // Readable by others is not refused (the files themselves are 0600), and 0700 opens.
         for safe in [0o755, 0o711, 0o700] as [mode_t] {
