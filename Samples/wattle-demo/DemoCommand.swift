@@ -32,8 +32,11 @@ struct DemoCommand: AsyncParsableCommand {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-demo-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: folder) }
         let keychain = try KeychainStore(directory: folder, name: "demo")
+        // Offline, whatever the environment's proxy variables say: the server is on 127.0.0.1,
+        // and libcurl would send even that through `https_proxy` unless `no_proxy` named it.
         let client = DemoClient(baseURL: server.baseURL, keychain: keychain) {
             $0.trust.selfSignedHosts = ["127.0.0.1"]
+            $0.proxy = .none
         }
 
         step("Logging in as demo; the token goes into a throw-away keychain")
@@ -72,6 +75,7 @@ struct DemoCommand: AsyncParsableCommand {
             configuration: Configuration {
                 $0.baseURL = server.baseURL
                 $0.trust.selfSignedHosts = ["127.0.0.1"]
+                $0.proxy = .none
                 $0.authenticator = Authenticator.clientCredentials(
                     store: KeychainTokenStore(origin: server.baseURL, profile: "service", store: keychain),
                     endpoint: "api/token", clientID: "demo-client", clientSecret: "demo-client-secret")

@@ -1071,6 +1071,19 @@ struct CLITests {
             "\(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1)
     }
+
+    @Test("the demo runs offline whatever the proxy variables say (a proxy that is not there, no no_proxy)")
+    func demoIgnoresProxyVariables() async throws {
+        let dead = "http://127.0.0.1:\(try DemoServerPort.free())"
+        let result = try await CLI.run(
+            ["demo"],
+            environment: [
+                "http_proxy": dead, "https_proxy": dead, "HTTPS_PROXY": dead, "all_proxy": dead, "no_proxy": "",
+                "NO_PROXY": "",
+            ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.contains("API calls"), "\(result.text.suffix(300))")
+    }
 }
 
 /// A free port on 127.0.0.1 (bound, then released): nothing listens there.
