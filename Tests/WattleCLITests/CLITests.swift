@@ -1059,6 +1059,12 @@ struct CLITests {
         let help = try await CLI.run(["serve", "--help"])
         #expect(help.status == 0, "\(help.stderr)")
         #expect(help.text.contains("wattle-demo serve") && help.text.contains("--token-lifetime"))
+        // A bad option is one line and exit 1, as for any other command (not ArgumentParser's 64).
+        for bad in [["serve", "--port", "x"], ["demo", "--bogus"]] {
+            let refused = try await CLI.run(bad)
+            #expect(refused.status == 1, "\(bad): \(refused.stderr)")
+            #expect(refused.stderr.hasPrefix("wattle: ") && refused.stderr.split(separator: "\n").count == 1)
+        }
         // A wattle copied alone into a folder has no wattle-demo beside it.
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
