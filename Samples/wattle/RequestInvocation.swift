@@ -335,7 +335,12 @@ struct RequestInvocation: Equatable, Sendable {
             let target = RedirectFollower.target(of: location, from: failed.url)?.absoluteString ?? location
             let shown = Redaction.fullURL(target)
             line += " It redirects to \(FileHandleOutput.isTerminal(2) ? TerminalText.escaped(shown) : shown)"
-            line += " (--follow follows redirects)."
+            // With --follow, a redirect left unfollowed is one that would resend the body to
+            // another origin (a 307 or 308, a 301 or 302 after PUT): following does not help.
+            line +=
+                follow
+                ? " (not followed: it would send the request's body to another origin)."
+                : " (--follow follows redirects)."
         }
         printError(line)
         return ExitStatus.forStatus(failed.statusCode)

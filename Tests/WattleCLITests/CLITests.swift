@@ -488,6 +488,19 @@ struct CLITests {
             redirect.stderr.contains("It redirects to http://127.0.0.1:\(server.port)/echo?access_token=")
                 && redirect.stderr.hasSuffix("access_token=REDACTED (--follow follows redirects).\n"),
             "\(redirect.stderr)")
+        // With --follow, one left unfollowed (a 307 that would resend a body to another origin)
+        // does not advise --follow.
+        let elsewhere = "http://localhost:\(server.port)/echo"
+        let kept = try await CLI.run([
+            "--follow", "POST",
+            server.url("redirect/307").absoluteString + "?to=" + elsewhere.addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics)!,
+            "a=1",
+        ])
+        #expect(kept.status == 3)
+        #expect(
+            kept.stderr.hasSuffix("(not followed: it would send the request's body to another origin).\n")
+                && !kept.stderr.contains("--follow"), "\(kept.stderr)")
     }
 
     @Test("--allow-self-signed and --pin make a TLS host work; the pin command prints the server's pin")
