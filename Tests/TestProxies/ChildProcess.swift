@@ -184,6 +184,13 @@ public final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Kills the child with SIGKILL and waits for it, unless it has ended already.
+    public func killIfRunning() {
+        guard isRunning else { return }
+        Glibc.kill(pid, SIGKILL)
+        waitForExit()
+    }
+
     /// Whether a signal ended the child (false while it runs or when it exited).
     public var endedBySignal: Bool {
         lock.withLock { waited.map { $0 >= 0 && $0 & 0x7F != 0 } ?? false }

@@ -74,8 +74,7 @@ public final class LocalProxy: @unchecked Sendable {
                 self.process = process
                 return
             }
-            if process.isRunning { kill(process.pid, SIGKILL) }
-            process.waitForExit()
+            process.killIfRunning()
         }
         throw LocalProxyError("\(executable) did not start listening; see \(outputFile.path)")
     }
@@ -113,10 +112,7 @@ public final class LocalProxy: @unchecked Sendable {
     /// Stops the proxy (idempotent). `SIGKILL`, not `SIGTERM`: on `SIGTERM` tinyproxy waits for
     /// its open connections, which a session keeps alive, for up to its 30 s timeout.
     public func stop() {
-        if process.isRunning {
-            kill(process.pid, SIGKILL)
-            process.waitForExit()
-        }
+        process.killIfRunning()
         try? FileManager.default.removeItem(at: folder)
     }
 

@@ -68,12 +68,7 @@ struct CLIBasicAuthTests {
         let before = server.stats.hits(path)
         // posix_spawn, not Foundation's Process (see ChildProcess).
         let process = try ChildProcess(CLI.binary.path, arguments)
-        defer {
-            if process.isRunning {
-                kill(process.pid, SIGKILL)
-                process.waitForExit()
-            }
-        }
+        defer { process.killIfRunning() }
         let deadline = ContinuousClock.now + .seconds(120)
         let pid = process.pid
         // Polled on a thread of its own, and read as soon as the request has arrived: the pool's
@@ -131,12 +126,7 @@ struct CLIBasicAuthTests {
         let command = "'\(CLI.binary.path)' -a alice PUT '\(Self.checked(server))' < '\(body.path)'"
         // posix_spawn, not Foundation's Process (see ChildProcess).
         let process = try ChildProcess("/usr/bin/script", ["-qec", command, "/dev/null"], input: .pipe)
-        defer {
-            if process.isRunning {
-                kill(process.pid, SIGKILL)
-                process.waitForExit()
-            }
-        }
+        defer { process.killIfRunning() }
         let (seen, status) = await ChildProcess.onOwnThread { () -> (String, Int32) in
             var text = ""
             while !text.contains("Password: ") {

@@ -26,12 +26,7 @@ struct CLIContinueTests {
         let process = try ChildProcess(
             CLI.binary.path, ["--stall-timeout", "0", "--continue", "-o", file.path, url],
             output: .file("/dev/null"))
-        defer {
-            if process.isRunning {
-                kill(process.pid, SIGKILL)
-                process.waitForExit()
-            }
-        }
+        defer { process.killIfRunning() }
         func partialSize() -> Int {
             ((try? FileManager.default.attributesOfItem(atPath: partial.path)[.size]) as? Int) ?? 0
         }

@@ -172,12 +172,7 @@ struct CLITests {
         ]
         // posix_spawn, not Foundation's Process (see ChildProcess).
         let process = try ChildProcess(CLI.binary.path, arguments, input: .pipe, output: .file("/dev/null"))
-        defer {
-            if process.isRunning {
-                kill(process.pid, SIGKILL)
-                process.waitForExit()
-            }
-        }
+        defer { process.killIfRunning() }
         let pid = process.pid
         let stars = String(repeating: "*", count: token.count)
         let expected = arguments.map { $0 == token ? stars : $0 }

@@ -764,9 +764,8 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Carries out the server's deletions of cookies that libcurl missed (see ``CookieDeletion``).
-    /// Only a head with a `Set-Cookie` is parsed, and the jar listed only for such a deletion.
+    /// Called for a head with a `Set-Cookie` line (`sawSetCookie`); the jar is listed only for such a deletion.
     private func expireDeletedCookies(_ handle: EasyHandle) {
-        guard sawSetCookie else { return }
         let setCookies = HeaderSection(rawHeaders).headers.values(for: "Set-Cookie")
         let now = Date()
         let deleted = CookieDeletion.deletions(
