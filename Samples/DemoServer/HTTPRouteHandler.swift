@@ -15,8 +15,9 @@ enum RouteOutcome: Sendable {
     /// the connection open (for stall timeouts).
     case stall(declaredLength: Int, sentBytes: Int)
     /// A head announcing `declaredLength` bytes and `body` (shorter), then the connection
-    /// closes, or with `stall` stays open and silent.
-    case cut(status: Int, headers: [(String, String)], body: [UInt8], declaredLength: Int, stall: Bool)
+    /// closes, or with `stall` stays open and silent. With no `declaredLength`, an HTTP/1.0
+    /// head without a length: the body is what comes before the close, as from an old server.
+    case cut(status: Int, headers: [(String, String)], body: [UInt8], declaredLength: Int?, stall: Bool)
     /// Server-sent events: the head at once, then `count` events (`id: i`, `data: {"n":i}`),
     /// the first after `delay` milliseconds and one every `interval` milliseconds after it,
     /// chunked, then the end of the body.
@@ -168,10 +169,17 @@ final class HTTPRouteHandler: ChannelInboundHandler {
             _ = writePartial(context: context, version: version, declared: declared, sent: sent)
         case .cut(let status, let headers, let body, let declared, let stall):
             var fields = HTTPHeaders(headers)
-            fields.replaceOrAdd(name: "Content-Length", value: "\(declared)")
+            var headVersion = version
+            if let declared {
+                fields.replaceOrAdd(name: "Content-Length", value: "\(declared)")
+            } else {
+                // (NIO frames an HTTP/1.1 body without a length as chunked; an HTTP/1.0 one by the close.)
+                headVersion = .http1_0
+                fields.replaceOrAdd(name: "Connection", value: "close")
+            }
             context.write(
                 wrapOutboundOut(
-                    .head(HTTPResponseHead(version: version, status: .init(statusCode: status), headers: fields))),
+                    .head(HTTPResponseHead(version: headVersion, status: .init(statusCode: status), headers: fields))),
                 promise: nil)
             let done = context.writeAndFlush(
                 wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: body)))))

@@ -14,6 +14,8 @@
 /// | `if_range=ignore` | `If-Range` is ignored: a range is served from whatever the file is now |
 /// | `range_length=L` | a `206`'s head announces `L` bytes (a server's mistake), sends what it has, then closes |
 /// | `strip206=1` | a `206` carries no `ETag` or `Last-Modified` (a cache that drops them) |
+/// | `range_cut=K` | a `206` sends at most `K` bytes of its range, in an HTTP/1.0 answer without a length, then closes |
+/// | `range_overrun=E` | a `206` sends its range and `E` bytes more, in an HTTP/1.0 answer without a length, then closes |
 ///
 /// Byte `i` of version 1 is `i % 251`; of version 2, `(i + 100) % 251`. Every answer echoes what
 /// it was asked in `X-Range-Received`, `X-If-Range-Received` and `X-Accept-Encoding-Received`
@@ -82,6 +84,14 @@ public enum RangeResource {
             if request.queryValue("strip206") == "1" {
                 headers.removeAll { $0.0 == "ETag" || $0.0 == "Last-Modified" }
             }
+        }
+        if status == 206, let most = request.queryValue("range_cut").flatMap({ Int($0) }) {
+            return .cut(
+                status: status, headers: headers, body: Array(sent.prefix(most)), declaredLength: nil, stall: false)
+        }
+        if status == 206, let extra = request.queryValue("range_overrun").flatMap({ Int($0) }) {
+            let more = [UInt8](repeating: 0x2A, count: max(0, extra))
+            return .cut(status: status, headers: headers, body: Array(sent) + more, declaredLength: nil, stall: false)
         }
         if status == 206, let claimed = request.queryValue("range_length").flatMap({ Int($0) }) {
             return .cut(status: status, headers: headers, body: Array(sent), declaredLength: claimed, stall: false)

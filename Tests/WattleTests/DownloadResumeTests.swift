@@ -381,6 +381,58 @@ struct DownloadResumeTests {
         try expectContent(of: destination, length: shrinks ? length / 2 : length, version: changes ? 2 : 1)
     }
 
+    @Test(
+        "a 206 without a length that the connection's close cuts short of its range is a lost connection, not a whole file; the next call continues it"
+    )
+    func closeDelimited206CutShort() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 100_043
+        // The first answer (200, its length announced) stops at 30,000; every 206 (an HTTP/1.0
+        // answer ended by the close) holds at most 40,000 bytes.
+        let path = "resource/\(length)?cut=30000&range_cut=40000"
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) },
+            matches: { error in
+                guard case .connectionLost(_, let reason) = error else { return false }
+                return reason.contains("after 40000 of the 70043 bytes of the range")
+            })
+        #expect(!FileManager.default.fileExists(atPath: destination.path), "a cut file is not put in place")
+        let partial = folder.appendingPathComponent(".file.bin.wattle-partial")
+        #expect(try Data(contentsOf: partial) == Data(RangeResource.content(length: length, version: 1).prefix(70_000)))
+        // The third asks for the last 30,043 bytes, which fit.
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 206)
+        #expect(response.headers["X-Range-Received"] == "bytes=70000-")
+        #expect(server.stats.hits("/resource/\(length)") == 3)
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
+    @Test("a 206 without a length that runs past its range is not appended: the download starts over and lands whole")
+    func closeDelimited206Overrun() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let destination = folder.appendingPathComponent("file.bin")
+        let length = 100_044
+        let path = "resource/\(length)?cut=30000&range_overrun=10"
+        await expectWattleError(
+            { _ = try await session.download(path, to: destination, resumable: true) }, matches: isConnectionLost)
+        let response = try await session.download(path, to: destination, resumable: true)
+        #expect(response.statusCode == 200)
+        #expect(response.headers["X-Range-Received"] == "none")
+        #expect(server.stats.hits("/resource/\(length)") == 3)
+        try expectContent(of: destination, length: length)
+        #expect(try files(in: folder) == ["file.bin"])
+    }
+
     @Test("a partial with a state file that is not Wattle's, or no state file, is never continued")
     func foreignStateStartsOver() async throws {
         let session = makeSession(try await TestServer.shared())

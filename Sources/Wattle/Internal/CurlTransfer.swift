@@ -71,6 +71,10 @@ final class CurlTransfer: @unchecked Sendable {
     /// whole body), and where its body went in the partial file (the offset, for a `206`).
     private var requestedOffset: Int64 = 0
     private var downloadBase: Int64 = 0
+    /// A resumable download's `206`: the file's length its `Content-Range` gives, where the
+    /// body must end. A body with no length of its own (ended by the connection's close) is
+    /// checked against it; libcurl checks only a `Content-Length` or a chunked end.
+    private var rangeEnd: Int64?
     /// The download's file was opened for this response's body: only then is progress
     /// reported (a resumed one's counts from `downloadBase`, known from the head).
     private var downloadOpened = false
@@ -521,6 +525,12 @@ final class CurlTransfer: @unchecked Sendable {
         activity &+= bytes.count
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download) { return 0 }
+            if let end = rangeEnd, downloadBase + downloadedBytes + Int64(bytes.count) > end {
+                // More than the range holds: the bytes are not the file's rest.
+                request.download?.partial?.requestRestart()
+                abort = .range("the server sent more than the \(end - downloadBase) bytes of the range it announced")
+                return 0
+            }
             if let reason = storeDownload(bytes) {
                 abort = .file(reason)
                 return 0
@@ -613,6 +623,7 @@ final class CurlTransfer: @unchecked Sendable {
                 return false
             }
             downloadBase = requestedOffset
+            rangeEnd = PartialDownload.rangeTotal(of: headers)
             return true
         }
         if requestedOffset > 0 || partial.size > 0 {
@@ -742,6 +753,17 @@ final class CurlTransfer: @unchecked Sendable {
         if let download = request.download, (200..<300).contains(statusCode) {
             if downloadDescriptor < 0, !openDownload(download) {
                 return .failure(error(for: CURLE_WRITE_ERROR, easy: easy))
+            }
+            if let end = rangeEnd, downloadBase + downloadedBytes < end {
+                // A body ended by the connection's close, short of its range: what arrived is
+                // kept for the next attempt to continue.
+                _ = flushDownload()
+                return .failure(
+                    .connectionLost(
+                        host: request.target.host,
+                        reason:
+                            "the connection closed after \(downloadedBytes) of the \(end - downloadBase) bytes of the range the server announced"
+                    ))
             }
             if syncsDownload {
                 // Written, not yet on disk: the descriptor goes with the result, to be synced
