@@ -39,6 +39,9 @@ enum ExitStatus {
     static func forError(_ error: WattleError) -> Int32 {
         switch error {
         case .httpStatus(let response): forStatus(response.statusCode)
+        // A refresh or sign-in call that failed: as that call's failure (2 for the network, 4
+        // for a refused grant); with no call made (nothing to refresh), 1.
+        case .authenticationFailed(_, let cause?): forError(cause)
         case .cannotResolveHost, .cannotConnect, .proxyFailed, .connectionLost, .timedOut, .untrustedCertificate,
             .pinMismatch, .clientCertificate, .tooManyRedirects, .transport, .responseTooLarge, .headersTooLarge:
             network

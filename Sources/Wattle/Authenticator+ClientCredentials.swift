@@ -45,7 +45,7 @@ extension Authenticator {
     /// person's sign-in, so that a token obtained for one is never sent for another.
     ///
     /// A mistake in the arguments fails each request that needs a token with
-    /// ``WattleError/authenticationFailed(reason:)``, whose reason says what is wrong, and
+    /// ``WattleError/authenticationFailed(reason:cause:)``, whose reason says what is wrong, and
     /// sends nothing: `encoding: .query` (a secret in a URL ends up in access logs), an
     /// `http` endpoint that is not loopback, or `additionalParameters` naming a field this
     /// call sets itself.

@@ -21,7 +21,7 @@
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
 /// used, and an error logged). A failed refresh fails every waiting request with
-/// ``WattleError/authenticationFailed(reason:)``, whose reason says why (a network error's
+/// ``WattleError/authenticationFailed(reason:cause:)``, whose reason says why (a network error's
 /// own description, or the status the refresh call got), and keeps the token. When
 /// ``isRefreshRejected`` says the server refused the refresh token itself, the store is read
 /// again first: a token another process saved meanwhile (it refreshed with the same refresh
@@ -66,7 +66,7 @@ public struct Authenticator: Sendable {
     /// in its place, for the requests that were waiting for the refresh; and a token without a refresh token (or any
     /// token, when ``refresh`` is nil) is replaced by a newly obtained one when it is about to
     /// expire (``expiryLeeway``) or the server refuses it. A request waiting for it fails with
-    /// ``WattleError/authenticationFailed(reason:)`` if a sign-out comes first. This works as a refresh does: single-flight
+    /// ``WattleError/authenticationFailed(reason:cause:)`` if a sign-out comes first. This works as a refresh does: single-flight
     /// for concurrent requests, the new token saved to the store before they go on, a newer
     /// token another process stored taken up instead, and counted against
     /// ``maximumRefreshesPerWindow``. A token with a refresh token is refreshed with
@@ -75,7 +75,7 @@ public struct Authenticator: Sendable {
     /// without the client's authentication, `unsupported_grant_type`) obtains a token in the same
     /// renewal, and keeps the refresh token until the new token replaces it. A failure to obtain one (the server refusing the client's
     /// credentials, say) fails the waiting requests with
-    /// ``WattleError/authenticationFailed(reason:)`` and clears nothing.
+    /// ``WattleError/authenticationFailed(reason:cause:)`` and clears nothing.
     public var obtain: Obtain?
     /// Whether a response means the token was not accepted. Default: status 401. Asked only
     /// of a response that saw the token: from the API's origin, after no redirect that went
@@ -99,7 +99,7 @@ public struct Authenticator: Sendable {
     /// Default 10 s.
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes (and obtains) per ``refreshWindow``; more fail with
-    /// ``WattleError/authenticationFailed(reason:)`` instead of hammering the server. A refresh
+    /// ``WattleError/authenticationFailed(reason:cause:)`` instead of hammering the server. A refresh
     /// that could not reach the server (no connection, a connect timeout, TLS, or its request
     /// refused before it was sent) is not counted, so an outage does not lock refreshes out
     /// once the network is back; one whose call failed after a server had answered (a redirect
@@ -130,7 +130,7 @@ public struct Authenticator: Sendable {
     /// form with `encoding: .form`) to `endpoint` and reads an OAuth 2 token response.
     ///
     /// `encoding: .query` fails each refresh with ``WattleError/invalidRequest(reason:)``,
-    /// unsent (the waiting requests then fail with ``WattleError/authenticationFailed(reason:)``
+    /// unsent (the waiting requests then fail with ``WattleError/authenticationFailed(reason:cause:)``
     /// naming it, and the token is kept): a refresh token in a URL ends up in access logs.
     public static func postRefreshToken(to endpoint: String, encoding: ParameterEncoding = .json) -> Refresh {
         { current, session in

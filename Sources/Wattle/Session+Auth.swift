@@ -16,7 +16,7 @@ extension Session {
     ///
     /// ``signIn(at:parameters:encoding:)`` does this for an OAuth 2 token response.
     ///
-    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
+    /// - Throws: ``WattleError/authenticationFailed(reason:cause:)`` when no authenticator is
     ///   configured, the configuration has no ``Configuration/baseURL`` (the token would go
     ///   to no request), or the store cannot save; ``WattleError/cancelled`` when the task is
     ///   cancelled before the token is saved (nothing changes).
@@ -49,7 +49,7 @@ extension Session {
     /// refusal is the error.
     ///
     /// - Returns: The token now stored.
-    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator or no
+    /// - Throws: ``WattleError/authenticationFailed(reason:cause:)`` when no authenticator or no
     ///   ``Configuration/baseURL`` is configured (nothing is sent) or the store cannot save;
     ///   ``WattleError/invalidRequest(reason:)`` for `encoding: .query` (a password in a URL
     ///   ends up in access logs; nothing is sent); the sign-in call's own error,
@@ -80,7 +80,7 @@ extension Session {
     /// store step under way finishes first (cancelling the task ends that wait at once), and
     /// the sign-out then decides the token.
     ///
-    /// - Throws: ``WattleError/authenticationFailed(reason:)`` when no authenticator is
+    /// - Throws: ``WattleError/authenticationFailed(reason:cause:)`` when no authenticator is
     ///   configured or the store cannot clear; ``WattleError/cancelled`` when the task is
     ///   cancelled before the store is cleared (nothing changes).
     public func signOut() async throws(WattleError) {

@@ -74,7 +74,11 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
     /// longer than libcurl accepts.
     case headersTooLarge(limit: Int, url: URL)
     /// Authentication failed and could not be recovered (for example, a token refresh failed).
-    case authenticationFailed(reason: String)
+    /// `cause` is the failure of the call made for it, when one was made and failed: the token
+    /// endpoint's network, TLS or timeout error, or its answer (``httpStatus(_:)``). It tells a
+    /// refresh that failed because the network did (try again later) from one the server
+    /// refused (sign in again); `reason` already quotes it.
+    indirect case authenticationFailed(reason: String, cause: WattleError? = nil)
     /// A file for a download could not be created, written or moved into place.
     case fileError(path: String, reason: String)
     /// The session's cookie jar could not be read or written
@@ -160,7 +164,7 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
                 + "collect(upTo:), or to lines(maximumLength:) for one line) or use download(to:)."
         case .headersTooLarge(let limit, let url):
             "The response headers from \(Redaction.url(url.absoluteString)) are larger than the limit of \(limit) bytes."
-        case .authenticationFailed(let reason):
+        case .authenticationFailed(let reason, _):
             "Authentication failed: \(reason)."
         case .fileError(let path, let reason):
             "File error at \(path): \(reason)."

@@ -956,8 +956,10 @@ struct CLITests {
         try await server.stop()
     }
 
-    @Test("a refresh that fails in TLS exits 1 with one line naming the cause, and the token stays kept")
-    func failedRefreshExitsOne() async throws {
+    @Test(
+        "a refresh that fails in TLS exits 2 with one line naming the cause and keeps the token; a refused refresh token exits 4"
+    )
+    func failedRefreshExitCodes() async throws {
         let server = try await DemoServer.start()
         let folder = try temporaryFolder()
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -969,10 +971,11 @@ struct CLITests {
         let kept = try await CLI.run(
             ["auth", "set-token", issued.access, "--refresh-token", issued.refresh, "--expires-in", "0"] + common)
         #expect(kept.status == 0, "\(kept.stderr)")
-        // The refresh goes to a self-signed host that is not allowlisted: TLS refuses it.
+        // The refresh goes to a self-signed host that is not allowlisted: TLS refuses it, a
+        // network failure (2), as the same request's own would be.
         let untrusted = try await Servers.tls.value.url("api/refresh").absoluteString
         let failed = try await CLI.run(["api/whoami", "--refresh-path", untrusted] + common)
-        #expect(failed.status == 1, "\(failed.stderr)")
+        #expect(failed.status == 2, "\(failed.stderr)")
         #expect(
             failed.stderr.contains("the token refresh failed: The certificate of 127.0.0.1 is not trusted"),
             "\(failed.stderr)")
@@ -981,6 +984,14 @@ struct CLITests {
         let refreshed = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
         #expect(refreshed.status == 0, "\(refreshed.stderr)")
         #expect(server.stats.hits("/api/refresh") == 1)
+        // The server refuses the next refresh token (its 401): sign in again, a 4xx (4).
+        server.api.expireAccessTokens()
+        server.api.configure { $0.rejectRefresh = true }
+        let refused = try await CLI.run(["api/whoami", "--refresh-path", "api/refresh"] + common)
+        #expect(refused.status == 4, "\(refused.stderr)")
+        #expect(refused.stderr.contains("the server rejected the refresh token; sign in again"), "\(refused.stderr)")
+        #expect(refused.stderr.split(separator: "\n").count == 1)
+        #expect(server.stats.hits("/api/refresh") == 2)
         try await server.stop()
     }
 

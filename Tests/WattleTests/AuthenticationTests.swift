@@ -136,10 +136,13 @@ struct AuthenticationTests {
         let errors = await concurrentErrors(fixture.session, count: 100)
         #expect(errors.count == 100)
         for error in errors {
-            guard case .authenticationFailed = error else {
-                Issue.record("expected authenticationFailed, got \(error)")
+            // The cause is the refresh call's answer: the server's 401 refusing the refresh token.
+            guard case .authenticationFailed(_, .httpStatus(let refusal)?) = error else {
+                Issue.record("expected authenticationFailed caused by the refresh's answer, got \(error)")
                 continue
             }
+            #expect(refusal.statusCode == 401)
+            #expect(refusal.url.path == "/api/refresh")
             #expect(!error.description.contains(fixture.tokens.refresh))
             #expect(!error.description.contains(fixture.tokens.access))
         }
@@ -195,7 +198,7 @@ struct AuthenticationTests {
         let errors = await concurrentErrors(fixture.session, count: 20)
         #expect(errors.count == 20)
         for error in errors {
-            guard case .authenticationFailed(let reason) = error else {
+            guard case .authenticationFailed(let reason, _) = error else {
                 Issue.record("expected authenticationFailed, got \(error)")
                 continue
             }
@@ -224,8 +227,9 @@ struct AuthenticationTests {
         }
         for _ in 1...6 {
             await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-                guard case .authenticationFailed(let reason) = $0 else { return false }
-                return reason.contains("the token refresh failed: Cannot connect to 127.0.0.1")
+                // The refresh call's own failure is the cause.
+                guard case .authenticationFailed(let reason, .cannotConnect(let host, _, _)?) = $0 else { return false }
+                return reason.contains("the token refresh failed: Cannot connect to 127.0.0.1") && host == "127.0.0.1"
             }
         }
         #expect(try await fixture.store.load()?.refreshToken == fixture.tokens.refresh)
@@ -250,7 +254,8 @@ struct AuthenticationTests {
         let errors = await concurrentErrors(fixture.session, count: 20)
         #expect(errors.count == 20)
         for error in errors {
-            guard case .authenticationFailed(let reason) = error, reason.contains("Cannot connect to 127.0.0.1") else {
+            guard case .authenticationFailed(let reason, _) = error, reason.contains("Cannot connect to 127.0.0.1")
+            else {
                 Issue.record("expected authenticationFailed naming the connection failure, got \(error)")
                 continue
             }
@@ -457,7 +462,7 @@ struct AuthenticationTests {
         let json = try await AuthFixture.make(expiredOnClient: true)
         json.server.api.configure { $0.formBodiesOnly = true }
         await expectWattleError({ _ = try await json.session.get("api/whoami") }) {
-            if case .authenticationFailed(let reason) = $0 { return reason.contains("HTTP 415") }
+            if case .authenticationFailed(let reason, _) = $0 { return reason.contains("HTTP 415") }
             return false
         }
         try await json.server.stop()
@@ -480,7 +485,7 @@ struct AuthenticationTests {
             $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "api/refresh", encoding: .query)
         }
         await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-            guard case .authenticationFailed(let reason) = $0 else { return false }
+            guard case .authenticationFailed(let reason, _) = $0 else { return false }
             return reason.contains("never in the URL") && !reason.contains(fixture.tokens.refresh)
         }
         #expect(fixture.server.stats.hits("/api/refresh") == 0)
@@ -590,7 +595,7 @@ struct AuthenticationTests {
         fixture.server.api.configure { $0.refreshClientError = "invalid_client" }
         fixture.server.api.expireAccessTokens()
         await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-            if case .authenticationFailed(let reason) = $0 { return reason.contains("OAuth error invalid_client") }
+            if case .authenticationFailed(let reason, _) = $0 { return reason.contains("OAuth error invalid_client") }
             return false
         }
         #expect(try await fixture.store.load()?.accessToken == fixture.tokens.access)
@@ -728,7 +733,7 @@ struct AuthenticationTests {
         }
         fixture.server.api.expireAccessTokens()
         await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-            if case .authenticationFailed(let reason) = $0 { return reason.contains("more than 2 times") }
+            if case .authenticationFailed(let reason, _) = $0 { return reason.contains("more than 2 times") }
             return false
         }
         #expect(fixture.server.stats.hits("/api/refresh") == 2)
@@ -750,7 +755,7 @@ struct AuthenticationTests {
         var reasons: [String] = []
         for _ in 0..<4 {
             await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-                guard case .authenticationFailed(let reason) = $0 else { return false }
+                guard case .authenticationFailed(let reason, _) = $0 else { return false }
                 reasons.append(reason)
                 return true
             }

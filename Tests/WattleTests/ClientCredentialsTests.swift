@@ -56,7 +56,7 @@ private func concurrentWhoami(_ session: Session, count: Int) async -> [Result<S
 
 /// Whether `error` is ``WattleError/authenticationFailed(reason:)`` with `text` in its reason.
 private func isAuthenticationFailed(_ error: WattleError, saying text: String) -> Bool {
-    if case .authenticationFailed(let reason) = error { return reason.contains(text) }
+    if case .authenticationFailed(let reason, _) = error { return reason.contains(text) }
     return false
 }
 
@@ -216,7 +216,7 @@ struct ClientCredentialsTests {
         let outcomes = await concurrentWhoami(session, count: 5)
         #expect(outcomes.count == 5)
         for outcome in outcomes {
-            guard case .failure(.authenticationFailed(let reason)) = outcome else {
+            guard case .failure(.authenticationFailed(let reason, _)) = outcome else {
                 Issue.record("expected authenticationFailed, got \(outcome)")
                 continue
             }

@@ -402,7 +402,9 @@ actor AuthCoordinator {
                         self.logger.debug("token renewal failed (version \(self.version))")
                         throw failure
                     }
-                    switch try await self.refreshRejected(base, store: store, startVersion: startVersion) {
+                    switch try await self.refreshRejected(
+                        base, store: store, startVersion: startVersion, cause: error as? WattleError)
+                    {
                     case .settled(let outcome): return outcome
                     case .obtain(let obtain):
                         renewal = .obtain(obtain)
@@ -511,19 +513,20 @@ actor AuthCoordinator {
 
     /// The error for a refresh (or an obtain: `what` names it) that failed other than by a
     /// refused refresh token:
-    /// ``WattleError/authenticationFailed(reason:)``, whose reason carries the cause (the
+    /// ``WattleError/authenticationFailed(reason:cause:)``, whose reason carries the cause (the
     /// network error's own description, or the status the refresh call got).
     static func refreshFailure(_ error: any Error, what: String) -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
+        let cause = error as? WattleError
         // An OAuth error code names the cause (a refused client secret is `invalid_client`);
         // it is a fixed word, never a secret.
         if let error = error as? WattleError, case .httpStatus(let response) = error,
             let code = Authenticator.oauthErrorCode(of: response),
             code.utf8.count <= 64, code.utf8.allSatisfy({ $0 == UInt8(ascii: "_") || (0x61...0x7A).contains($0) })
         {
-            return .authenticationFailed(reason: "\(what) failed: \(error) (OAuth error \(code))")
+            return .authenticationFailed(reason: "\(what) failed: \(error) (OAuth error \(code))", cause: cause)
         }
-        return .authenticationFailed(reason: "\(what) failed: \(error)")
+        return .authenticationFailed(reason: "\(what) failed: \(error)", cause: cause)
     }
 
     /// Whether a renewal's calls reached a server: set by the session when a call fails after a
@@ -562,7 +565,7 @@ actor AuthCoordinator {
     /// obtain a token; without, the requests fail, and the next request reads the store again,
     /// so a token saved there later (a sign-in elsewhere) is used.
     private func refreshRejected(
-        _ current: AuthToken, store: any TokenStore, startVersion: Int
+        _ current: AuthToken, store: any TokenStore, startVersion: Int, cause: WattleError?
     ) async throws -> AfterRejection {
         await takeStoreTurn()
         defer { passStoreTurn() }
@@ -586,7 +589,8 @@ actor AuthCoordinator {
             logger.debug("refresh token rejected; obtaining a new token")
             return .obtain(obtain)
         }
-        let failure = WattleError.authenticationFailed(reason: "the server rejected the refresh token; sign in again")
+        let failure = WattleError.authenticationFailed(
+            reason: "the server rejected the refresh token; sign in again", cause: cause)
         finish(.failure(failure), clearing: current)
         logger.debug("token refresh failed (version \(version))")
         throw failure
