@@ -19,7 +19,10 @@ extension Session {
     ///
     /// The body is written to a temporary file beside `destination` and moved into place only
     /// when the whole body has arrived with a 2xx status, so a failed or cancelled download
-    /// never replaces an existing file, and leaves no partial one unless it is `resumable`. By
+    /// never replaces an existing file, and leaves no partial one unless it is `resumable`. The
+    /// temporary (`.NAME.wattle-XXXXXXXX.part`) of a process killed mid-download cannot be
+    /// removed by it: the first download of a later process into the folder removes those that
+    /// no running download holds and that went unwritten for a minute. By
     /// default the file is flushed to disk before the rename and its folder after it, so a
     /// finished download also survives a crash or power loss; see ``DownloadDurability`` to
     /// leave that to the kernel.
@@ -94,8 +97,13 @@ extension Session {
         if resumable {
             return try await downloadResumably(request, to: destination, durability: durability, progress: progress)
         }
-        let temporary = DownloadFileNames.hidden(
-            for: destination, suffix: ".wattle-\(UUID().uuidString.prefix(8)).part")
+        // Created and locked before the transfer, so that a sweep can tell it from one a
+        // killed process left (which the first download into a folder removes).
+        let held = try await onGlobalExecutor { () throws(WattleError) in
+            try DownloadTemporary.create(for: destination)
+        }
+        defer { withExtendedLifetime(held) {} }
+        let temporary = held.file
         var response: Response
         do {
             response = try await sendRetrying(

@@ -69,6 +69,50 @@ struct CLIContinueTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["out.bin"])
     }
 
+    @Test("a killed download's hidden temporary is removed by the next download into its folder, once a minute old")
+    func killedTemporarySwept() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("out.bin")
+        // Stops after 1 MB and keeps the connection open, silent: the process is killed there.
+        let url = server.url("resource/3000022?cut=1000000&stall=1").absoluteString
+        let process = try ChildProcess(
+            CLI.binary.path, ["--stall-timeout", "0", "-o", file.path, url], output: .file("/dev/null"))
+        defer { process.killIfRunning() }
+        func temporaries() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".part") }
+        }
+        func size(_ name: String) -> Int {
+            let path = folder.appendingPathComponent(name).path
+            return ((try? FileManager.default.attributesOfItem(atPath: path)[.size]) as? Int) ?? 0
+        }
+        let deadline = ContinuousClock.now + .seconds(240)
+        // (Some of the 1 MB is written, the rest gathered in memory to be written together.)
+        while temporaries().first.map(size) ?? 0 == 0, process.isRunning, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        try #require(process.isRunning, "the CLI ended before it was killed (status \(process.waitForExit()))")
+        let left = try #require(temporaries().first)
+        #expect(left.hasPrefix(".out.bin.wattle-"), "\(left)")
+        // While it runs, another download into the folder leaves its temporary alone.
+        let other = try await CLI.run([
+            "-o", folder.appendingPathComponent("other.bin").path, server.url("bytes/10").absoluteString,
+        ])
+        #expect(other.status == 0, "\(other.stderr)")
+        #expect(temporaries() == [left])
+        kill(process.pid, SIGKILL)
+        #expect(process.waitForExit() == SIGKILL && process.endedBySignal)
+        #expect(temporaries() == [left], "a killed process cannot clean up")
+        // A minute later (its last write set back), the next download into the folder removes it.
+        let path = folder.appendingPathComponent(left).path
+        var times = [timeval(tv_sec: time(nil) - 120, tv_usec: 0), timeval(tv_sec: time(nil) - 120, tv_usec: 0)]
+        #expect(utimes(path, &times) == 0)
+        let next = try await CLI.run(["-o", file.path, server.url("bytes/10").absoluteString])
+        #expect(next.status == 0, "\(next.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["other.bin", "out.bin"])
+    }
+
     @Test(
         "a download whose file cannot be written (the file-size limit) keeps no partial: exit 1, nothing left beside FILE"
     )

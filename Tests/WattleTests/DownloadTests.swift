@@ -75,6 +75,42 @@ struct DownloadTests {
                 == ".body.bin.wattle-partial")
     }
 
+    @Test(
+        "the first download into a folder removes the temporaries killed downloads left there: unlocked and unwritten for a minute, nothing else"
+    )
+    func staleTemporariesSwept() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func make(_ name: String, minutesOld: Int) throws -> String {
+            let path = folder.appendingPathComponent(name).path
+            try Data("bytes".utf8).write(to: URL(fileURLWithPath: path))
+            let then = time(nil) - 60 * minutesOld
+            var times = [timeval(tv_sec: then, tv_usec: 0), timeval(tv_sec: then, tv_usec: 0)]
+            #expect(utimes(path, &times) == 0)
+            return path
+        }
+        _ = try make(".a.bin.wattle-0123ABCD.part", minutesOld: 2)  // left by a killed download
+        _ = try make(".b.bin.wattle-89ABCDEF.part", minutesOld: 0)  // just created, not locked yet
+        let running = try make(".c.bin.wattle-00FF00FF.part", minutesOld: 2)  // a stalled download's, locked
+        _ = try make(".d.bin.wattle-partial", minutesOld: 2)  // a resumable download's, kept on purpose
+        _ = try make(".e.bin.wattle-0123ABCZ.part", minutesOld: 2)  // not a name Wattle makes
+        _ = try make("f.wattle-0123ABCD.part", minutesOld: 2)  // not hidden: not Wattle's
+        let holder = open(running, O_RDONLY | O_CLOEXEC)
+        defer { close(holder) }
+        #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+
+        _ = try await session.download("bytes/100", to: folder.appendingPathComponent("out.bin"))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                ".b.bin.wattle-89ABCDEF.part", ".c.bin.wattle-00FF00FF.part", ".d.bin.wattle-partial",
+                ".e.bin.wattle-0123ABCZ.part", "f.wattle-0123ABCD.part", "out.bin",
+            ])
+        #expect(DownloadTemporary.isTemporaryName(".x.wattle-0123ABCD.part"))
+        #expect(!DownloadTemporary.isTemporaryName(".wattle-0123ABCD.part"))
+        #expect(!DownloadTemporary.isTemporaryName(".x.wattle-0123abcd.part"))
+    }
+
     @Test("a download that replaces a file keeps its permissions (a 0600 file stays 0600), resumable or not")
     func replacedFileKeepsPermissions() async throws {
         let session = makeSession(try await TestServer.shared())
