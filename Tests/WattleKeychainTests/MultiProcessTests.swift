@@ -41,6 +41,41 @@ import Glibc
         try ChildProcess(try workerURL().path, arguments, environment: ProcessInfo.processInfo.environment)
     }
 
+    /// Another store opened on the same file in this process must not drop the locks SQLite
+    /// holds for the first: then another process's close takes itself for the last user and
+    /// checkpoints and deletes the write-ahead log under this process's connections.
+    @Test(.timeLimit(.minutes(2)))
+    func secondStoreInOneProcessKeepsTheFirstOnesLocks() async throws {
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-mp-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let path = temporary.appendingPathComponent("two.keychain").path
+        let key = temporary.appendingPathComponent("two.key").path
+        func open() throws -> Keychain {
+            Keychain(
+                service: "stress",
+                store: try KeychainStore(
+                    fileURL: URL(fileURLWithPath: path), credential: .keyFile(URL(fileURLWithPath: key))))
+        }
+        let first = try open()
+        try first.set("one", forKey: "mine-1")
+        let second = try open()
+        try second.set("two", forKey: "mine-2")
+        let worker = try Self.start(["write", path, key, "other", "3"])
+        let (out, err, status) = await worker.collect()
+        #expect(status == 0 && out == Data("done\n".utf8), "\(String(decoding: err, as: UTF8.self))")
+        #expect(access(path + "-wal", F_OK) == 0, "the other process's close deleted the log this one has open")
+        #expect(access(path + "-shm", F_OK) == 0)
+        // Both stores go on, and see each other's and the other process's items.
+        try first.set("three", forKey: "mine-3")
+        for keychain in [first, second] {
+            #expect(try keychain.allKeys().sorted() == ["mine-1", "mine-2", "mine-3", "other-0", "other-1", "other-2"])
+        }
+        // No temporary of the file's creation is left.
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.contains(".tmp-") } == [])
+    }
+
     @Test(.timeLimit(.minutes(2)))
     func fourProcessesWritingAThousandItemsEachEndWithAllFourThousandAndNoError() async throws {
         let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("wattle-mp-\(UUID().uuidString)")

@@ -139,16 +139,32 @@ enum KeychainFiles {
     }
 
     /// Creates an empty file with mode 0600 if missing, and checks it is private.
+    ///
+    /// An existing file is checked, never opened: closing any descriptor of a file drops every
+    /// POSIX lock the process holds on it, SQLite's included (another store open on the same
+    /// keychain in this process). The shared lock a connection in WAL mode holds on the file is
+    /// how another process's last close knows it is not the last one; without it, that process
+    /// checkpoints and deletes the write-ahead log under this one's connections, and their
+    /// commits go to a log no other process reads. A missing file is made under a temporary
+    /// name and linked into place, so the descriptor closed is never one of a file SQLite has
+    /// open (a temporary a killed process left is removed by a later open, as the key file's).
     static func createPrivateFile(_ path: String) throws(KeychainFileError) {
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if try checkPrivate(path) { return }
+        KeyFile.removeStaleTemporaries(of: path)
+        let temporary = path + KeyFile.temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else {
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
         }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else {
-            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        close(descriptor)
+        let linkFailure = link(temporary, path) == 0 ? 0 : errno
+        unlink(temporary)
+        if linkFailure != 0 && linkFailure != EEXIST {
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: linkFailure)
         }
-        try checkPrivate(info, path: path)
+        // Made here or by another process meanwhile: private either way.
+        guard try checkPrivate(path) else {
+            throw KeychainFileError(path: path, reason: .cannotCreate, errno: ENOENT)
+        }
     }
 }
