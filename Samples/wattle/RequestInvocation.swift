@@ -9,6 +9,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One `wattle [METHOD] URL [ITEM ...]` request: the words and options as plain values, and the
 /// code that sends it and prints the outcome.
@@ -309,6 +312,12 @@ struct RequestInvocation: Equatable, Sendable {
         if output == nil, stream || !FileHandleOutput.isTerminal(1) {
             return try await sendStreaming(request, session: session)
         }
+        // `-o /dev/null`, a named pipe or a terminal: written through, as curl does (a download
+        // is moved into place as a new file, which would replace it).
+        if let output, let descriptor = try Self.openSpecialFile(output, resuming: continueDownload) {
+            defer { close(descriptor) }
+            return try await sendStreaming(request, session: session, to: descriptor)
+        }
 
         let outcome = await perform(request, session: session)
         guard case .success(let response) = outcome else {
@@ -349,7 +358,7 @@ struct RequestInvocation: Equatable, Sendable {
     /// `--stream`: prints the body as it arrives, raw to a file or a pipe, and on a terminal
     /// line by line with control characters escaped (a stream cannot be checked whole first).
     /// A transfer that fails part-way leaves what arrived printed, then the error line.
-    private func sendStreaming(_ request: Request, session: Session) async throws -> Int32 {
+    private func sendStreaming(_ request: Request, session: Session, to output: Int32 = 1) async throws -> Int32 {
         let stream: ResponseStream
         do {
             stream = try await session.stream(request)
@@ -361,14 +370,14 @@ struct RequestInvocation: Equatable, Sendable {
         do {
             // A write that fails (the reader of a pipe gone, `| head -1`) ends the stream, which
             // may never end by itself; the write has said why, and the run exits 1.
-            if FileHandleOutput.isTerminal(1) {
+            if FileHandleOutput.isTerminal(output) {
                 for try await line in stream.lines {
-                    FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: 1)
+                    FileHandleOutput.write(TerminalText.escaped(line) + "\n", to: output)
                     if FileHandleOutput.hasOutputFailed { return ExitStatus.usageOrOther }
                 }
             } else {
                 for try await piece in stream {
-                    FileHandleOutput.write(Array(piece), to: 1)
+                    FileHandleOutput.write(Array(piece), to: output)
                     if FileHandleOutput.hasOutputFailed { return ExitStatus.usageOrOther }
                 }
             }
@@ -377,6 +386,24 @@ struct RequestInvocation: Equatable, Sendable {
             return ExitStatus.forError(error)
         }
         return ExitStatus.success
+    }
+
+    /// An open descriptor for writing to `path` when it names (or links to) a device, a named
+    /// pipe or a socket, which `-o` writes through; nil for a regular file, a folder or nothing
+    /// there (the download handles those). `--continue` needs a file to resume.
+    static func openSpecialFile(_ path: String, resuming: Bool) throws -> Int32? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let type = info.st_mode & S_IFMT
+        guard type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK else { return nil }
+        if resuming {
+            throw CLIError.usage("--continue needs a regular file to resume, and \(path) is not one")
+        }
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else {
+            throw CLIError.failed("cannot write to \(path): \(String(cString: strerror(errno)))")
+        }
+        return descriptor
     }
 
     /// Sends, or downloads with `-o`, and returns the response or the error.

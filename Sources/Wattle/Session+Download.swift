@@ -22,7 +22,11 @@ extension Session {
     /// never replaces an existing file, and leaves no partial one unless it is `resumable`. The
     /// temporary (`.NAME.wattle-XXXXXXXX.part`) of a process killed mid-download cannot be
     /// removed by it: the first download of a later process into the folder removes those that
-    /// no running download holds and that went unwritten for a minute. By
+    /// no running download holds and that went unwritten for a minute. A symbolic link at
+    /// `destination` is kept: the file it names is replaced (and ``Response/fileURL`` is still
+    /// `destination`). A device, a named pipe, a socket or a folder there, or a link to one or to
+    /// nothing, is refused with ``WattleError/fileError(path:reason:)`` before anything is sent:
+    /// the rename would replace it. By
     /// default the file is flushed to disk before the rename and its folder after it, so a
     /// finished download also survives a crash or power loss; see ``DownloadDurability`` to
     /// leave that to the kernel.
@@ -89,18 +93,23 @@ extension Session {
         _ request: Request, to destination: URL, durability: DownloadDurability = .synced, resumable: Bool = false,
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
-        let directory = destination.deletingLastPathComponent()
+        // The file a symbolic link names is replaced in its place, and the link kept.
+        let target = try Self.replacedFile(at: destination)
+        let directory = target.deletingLastPathComponent()
         var info = stat()
         guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
             throw .fileError(path: directory.path, reason: "the destination folder does not exist")
         }
         if resumable {
-            return try await downloadResumably(request, to: destination, durability: durability, progress: progress)
+            var response = try await downloadResumably(
+                request, to: target, durability: durability, progress: progress)
+            if response.fileURL != nil { response.fileURL = destination }
+            return response
         }
         // Created and locked before the transfer, so that a sweep can tell it from one a
         // killed process left (which the first download into a folder removes).
         let held = try await onGlobalExecutor { () throws(WattleError) in
-            try DownloadTemporary.create(for: destination)
+            try DownloadTemporary.create(for: target)
         }
         defer { withExtendedLifetime(held) {} }
         let temporary = held.file
@@ -119,13 +128,13 @@ extension Session {
             return response
         }
         try await onGlobalExecutor { [self] () throws(WattleError) in
-            Self.keepPermissions(of: destination, for: temporary)
-            if rename(temporary.path, destination.path) != 0 {
+            Self.keepPermissions(of: target, for: temporary)
+            if rename(temporary.path, target.path) != 0 {
                 let reason = String(cString: strerror(errno))
                 unlink(temporary.path)
-                throw .fileError(path: destination.path, reason: "cannot move the download into place: \(reason)")
+                throw .fileError(path: target.path, reason: "cannot move the download into place: \(reason)")
             }
-            syncFolder(of: destination, durability: durability)
+            syncFolder(of: target, durability: durability)
         }
         response.fileURL = destination
         return response
@@ -253,6 +262,44 @@ extension Session {
             Result { () throws(WattleError) -> Value in try work() }
         }.value
         return try result.get()
+    }
+
+    /// The file a download to `destination` replaces: `destination`, or the file a symbolic
+    /// link there names (replaced in its place and the link kept, as `curl -o` writes through
+    /// one). What a rename would destroy is refused: a device, a pipe, a socket or a folder
+    /// there, or a link to one (as root, a download to `/dev/null` made it a plain file), and a
+    /// link to nothing.
+    static func replacedFile(at destination: URL) throws(WattleError) -> URL {
+        var info = stat()
+        guard lstat(destination.path, &info) == 0 else { return destination }
+        var target = destination
+        if info.st_mode & S_IFMT == S_IFLNK {
+            guard let resolved = realpath(destination.path, nil) else {
+                throw .fileError(
+                    path: destination.path,
+                    reason: "it is a symbolic link to nothing that can be replaced: \(String(cString: strerror(errno)))"
+                )
+            }
+            target = URL(fileURLWithPath: String(cString: resolved))
+            free(resolved)
+            guard stat(target.path, &info) == 0 else {
+                throw .fileError(path: target.path, reason: String(cString: strerror(errno)))
+            }
+        }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return target
+        case S_IFDIR: kind = "a folder"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFIFO: kind = "a named pipe"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw .fileError(
+            path: destination.path,
+            reason:
+                "it is \(kind)\(target == destination ? "" : " (\(target.path))"); a download is moved into place as a new file, which would replace it"
+        )
     }
 
     /// Gives `file` (written private, `0600`) the permission bits it gets in place: those of

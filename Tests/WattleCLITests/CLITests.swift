@@ -323,6 +323,47 @@ struct CLITests {
         #expect(result.stdout.count == 1000, "nothing written to a file, so ls prints nothing")
     }
 
+    @Test(
+        "-o through a link to /dev/null or into a named pipe writes through, leaving both as they were; -c refuses them"
+    )
+    func outputToSpecialFiles() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let url = server.url("bytes/100000").absoluteString
+        // (A link, not /dev/null itself: a regression as root must not replace the device.)
+        let null = folder.appendingPathComponent("null")
+        try FileManager.default.createSymbolicLink(atPath: null.path, withDestinationPath: "/dev/null")
+        let discarded = try await CLI.run(["-o", null.path, url])
+        #expect(discarded.status == 0, "\(discarded.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: null.path) == "/dev/null")
+        var info = stat()
+        #expect(stat("/dev/null", &info) == 0 && info.st_mode & S_IFMT == S_IFCHR)
+
+        let pipe = folder.appendingPathComponent("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        // A reader on the pipe, as `wattle -o pipe URL & cat pipe` would have.
+        let reader = Task.detached { () -> Int in
+            let descriptor = open(pipe.path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { return -1 }
+            defer { close(descriptor) }
+            var total = 0
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(descriptor, &buffer, buffer.count)
+                if count <= 0 { return total }
+                total += count
+            }
+        }
+        let piped = try await CLI.run(["-o", pipe.path, url])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(await reader.value == 100_000)
+        #expect(lstat(pipe.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        let resumed = try await CLI.run(["-c", "-o", pipe.path, url])
+        #expect(resumed.status == 1 && resumed.stderr.contains("--continue needs a regular file"), "\(resumed.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["null", "pipe"])
+    }
+
     @Test("a standard method in lower case is the method, as in httpie")
     func lowerCaseMethod() async throws {
         let server = try await Servers.plain.value

@@ -111,6 +111,59 @@ struct DownloadTests {
         #expect(!DownloadTemporary.isTemporaryName(".x.wattle-0123abcd.part"))
     }
 
+    @Test(
+        "a download to a symbolic link replaces the file it names and keeps the link; a pipe, a folder, a link to nothing are refused untouched"
+    )
+    func linksAndSpecialFiles() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let target = folder.appendingPathComponent("real.bin")
+        try Data("old".utf8).write(to: target)
+        let link = folder.appendingPathComponent("link.bin")
+        try FileManager.default.createSymbolicLink(atPath: link.path, withDestinationPath: "real.bin")
+        for resumable in [false, true] {
+            let response = try await session.download(
+                resumable ? "resource/5001" : "bytes/5001", to: link, resumable: resumable)
+            #expect(response.fileURL == link)
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link.path) == "real.bin")
+            #expect(try Data(contentsOf: target).count == 5001, "resumable: \(resumable)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["link.bin", "real.bin"])
+
+        let pipe = folder.appendingPathComponent("pipe")
+        #expect(mkfifo(pipe.path, 0o600) == 0)
+        let toPipe = folder.appendingPathComponent("to-pipe")
+        try FileManager.default.createSymbolicLink(atPath: toPipe.path, withDestinationPath: "pipe")
+        let dangling = folder.appendingPathComponent("dangling")
+        try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/file")
+        let subfolder = folder.appendingPathComponent("sub")
+        try FileManager.default.createDirectory(at: subfolder, withIntermediateDirectories: false)
+        let cases: [(URL, String)] = [
+            (pipe, "it is a named pipe;"), (toPipe, "it is a named pipe (\(pipe.path));"),
+            (dangling, "it is a symbolic link to nothing"), (subfolder, "it is a folder;"),
+        ]
+        for (destination, reason) in cases {
+            for resumable in [false, true] {
+                await expectWattleError({
+                    _ = try await session.download("bytes/10", to: destination, resumable: resumable)
+                }) {
+                    guard case .fileError(let path, let text) = $0 else { return false }
+                    return path == destination.path && text.hasPrefix(reason)
+                }
+            }
+        }
+        var info = stat()
+        #expect(lstat(pipe.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
+        #expect(lstat(toPipe.path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect(lstat(dangling.path, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: subfolder.path).isEmpty)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
+                "dangling", "link.bin", "pipe", "real.bin", "sub", "to-pipe",
+            ])
+    }
+
     @Test("a download that replaces a file keeps its permissions (a 0600 file stays 0600), resumable or not")
     func replacedFileKeepsPermissions() async throws {
         let session = makeSession(try await TestServer.shared())
