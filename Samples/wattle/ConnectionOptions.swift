@@ -5,7 +5,10 @@ struct ConnectionOptions: ParsableArguments {
     @Option(name: .customLong("base-url"), help: "Resolve relative endpoints against this URL (or WATTLE_BASE_URL).")
     var baseURL: String?
 
-    @Option(help: "Total timeout in seconds.")
+    @Option(
+        help:
+            "Give up on the whole exchange after this many seconds (default 60; with it, a silent server is waited for up to this long)."
+    )
     var timeout: Double?
 
     @Option(

@@ -133,6 +133,9 @@ struct ConnectionSettings: Equatable, Sendable {
                 throw CLIError.usage("--timeout must be a positive number of seconds")
             }
             configuration.timeouts.total = Self.duration(seconds: timeout)
+            // The exchange may take that long, silences included: `--timeout 120` for a server
+            // that thinks for 45 s before answering must not fail at the 30 s stall default.
+            if stallTimeout == nil { configuration.timeouts.stall = nil }
         }
         if let connectTimeout {
             guard connectTimeout > 0, connectTimeout.isFinite else {

@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import TestProxies
 import Testing
+import Wattle
 
 @testable import wattle
 
@@ -58,6 +60,21 @@ struct PlainArgumentsTests {
         let connection = try #require(try Self.parsed(["--profile", "work", "--timeout", "5", "http://x/"]))
         #expect(connection.connection != ConnectionSettings())
         #expect(connection.words == ["http://x/"])
+    }
+
+    @Test(
+        "--timeout lifts the 30 s wait for a silent server (a server thinking for 45 s is waited for); --stall-timeout still sets it"
+    )
+    func timeoutLiftsStallDefault() throws {
+        let origin = URL(string: "http://127.0.0.1:1/")
+        var settings = ConnectionSettings()
+        let defaults = try settings.configuration(origin: origin, createKeychain: false).timeouts
+        #expect(defaults.total == .seconds(60) && defaults.stall == .seconds(30))
+        settings.timeout = 120
+        let lifted = try settings.configuration(origin: origin, createKeychain: false).timeouts
+        #expect(lifted.total == .seconds(120) && lifted.stall == nil)
+        settings.stallTimeout = 5
+        #expect(try settings.configuration(origin: origin, createKeychain: false).timeouts.stall == .seconds(5))
     }
 
     @Test("every command name ArgumentParser matches (each subcommand's, its aliases, help) is left to it")
