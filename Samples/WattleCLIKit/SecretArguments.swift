@@ -1,3 +1,5 @@
+import Wattle
+
 /// Where the `wattle` command line holds secrets, so the CLI can overwrite them in its own
 /// argument vector once it has copied its arguments: `ps` and `/proc/PID/cmdline` then show
 /// `*`s, as curl does for `-u USER:PASSWORD`.
@@ -171,6 +173,9 @@ public enum SecretArguments {
             })
         {
             authorityStart = start + separator.count
+        } else if let rest = UserInfo.afterMistypedScheme(in: String(decoding: value, as: UTF8.self)) {
+            // `https:/bob:pw@host`, `https//bob:pw@host`: a mistyped URL still holds a password.
+            authorityStart = value.startIndex + rest
         } else if schemeRequired {
             return nil
         }

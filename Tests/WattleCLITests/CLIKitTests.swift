@@ -238,6 +238,13 @@ struct SecretArgumentsTests {
         #expect(Self.secrets(["URL", "note=a:b@c", "From:ada:x@example.com"]) == [])
         #expect(Self.secrets(["https://u@h.test/", "https://h.test/a:b@c", "x://u:@h"]) == [])
         #expect(Self.secrets(["https://u:p@ss@h.test/"]) == ["p@ss"])
+        // A mistyped scheme still holds a password.
+        #expect(
+            Self.secrets([
+                "https:/u:m1@h.test/x", "HTTP:u:m2@h.test", "https//u:m3@h.test/", "--base-url=http:/u:m4@h/",
+            ])
+                == ["m1", "m2", "m3", "m4"])
+        #expect(Self.secrets(["http:/h.test/a:b@c", "httpx:/u:p@h"]) == [])
         #expect(Self.secrets(["--", "--password", "https://u:v@h/"]) == ["v"])
         #expect(Self.secrets(["-a", "u:w", "--", "-a", "u:x"]) == ["w"])
     }

@@ -174,6 +174,9 @@ struct RedactionTests {
             // A "://" later on (in a query, in a path) starts no authority.
             "alice:s3cr3t-value@api.example.com/cb?redirect_uri=https://app.example/",
             "alice:s3cr3t-value@api.example.com/x/https://y.example/",
+            // A mistyped scheme, which the parser refuses or misreads.
+            "https:/alice:s3cr3t-value@api.example.com/me", "https//alice:s3cr3t-value@api.example.com/me",
+            "HTTP:alice:s3cr3t-value@api.example.com",
         ])
     func urlCredentialsRedacted(endpoint: String) {
         let description = Request(endpoint).description

@@ -150,8 +150,14 @@ package enum Redaction {
         }
         // No scheme: only `user:password@host…`, the form the parser misreads as scheme `user`
         // (`@types/node` and `alice@example.com` are paths, left as they are).
-        guard let end = UserInfo.endOfSchemelessCredentials(in: string) else { return string }
-        return String(Substring(string.utf8.dropFirst(end)))
+        if let end = UserInfo.endOfSchemelessCredentials(in: string) {
+            return String(Substring(string.utf8.dropFirst(end)))
+        }
+        // A mistyped scheme (`https:/alice:pw@host`, `https//alice:pw@host`): the same after it.
+        guard let restStart = UserInfo.afterMistypedScheme(in: string) else { return string }
+        let rest = String(Substring(string.utf8.dropFirst(restStart)))
+        guard let end = UserInfo.endOfSchemelessCredentials(in: rest) else { return string }
+        return String(Substring(string.utf8.prefix(restStart))) + String(Substring(rest.utf8.dropFirst(end)))
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

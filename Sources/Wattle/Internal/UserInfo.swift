@@ -44,6 +44,33 @@ package enum UserInfo {
         }
     }
 
+    /// Where the text after a mistyped `http` or `https` scheme starts: `https:/`, `https:` and
+    /// `https//` in any case (not `https://`, whose authority ``authority(in:)`` finds) followed
+    /// by more. The UTF-8 offset, or nil when the text does not begin so. What follows may be
+    /// `user:password@host…`, a password to keep out of error lines and process lists. (Other
+    /// schemes are not taken: `From:ada:x@example.com` is a header.)
+    package static func afterMistypedScheme(in string: String) -> Int? {
+        string.withUTF8Bytes { bytes -> Int? in
+            let http = Array("http".utf8)
+            guard bytes.count > http.count, zip(bytes, http).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+            var index = http.count
+            if bytes[index] | 0x20 == UInt8(ascii: "s") { index += 1 }
+            let slash = UInt8(ascii: "/")
+            var rest = index
+            if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
+                rest += 1
+                let slashes = bytes[rest...].prefix { $0 == slash }.count
+                guard slashes < 2 else { return nil }
+                rest += slashes
+            } else if index + 1 < bytes.count, bytes[index] == slash, bytes[index + 1] == slash {
+                rest += 2
+            } else {
+                return nil
+            }
+            return rest < bytes.count ? rest : nil
+        }
+    }
+
     /// Whether what follows the `@` reads as a host, which is anything but text whose colon
     /// (after an IPv6 literal's brackets) is followed by more than digits: `host`, `host:8443`,
     /// `build_server`, `bücher.de`, `[::1]:8080` and an empty host are hosts, so their
