@@ -28,6 +28,12 @@ public enum RequestItem: Equatable, Sendable {
         }
     }
 
+    /// Whether the item is the whole body (`@path`), not a field of one.
+    public var isWholeBody: Bool {
+        if case .bodyFile = self { return true }
+        return false
+    }
+
     /// Whether the item reads standard input (`@-`, `name=@-`, `name:=@-`, `name@-`).
     public var readsStandardInput: Bool {
         switch self {

@@ -6,6 +6,9 @@ import FoundationEssentials
 #else
 import Foundation
 #endif
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The body a command line asks for, httpie-style: its fields as a JSON object (by default) or
 /// a form (`--form`: URL-encoded, or multipart when it uploads a file), or one whole file
@@ -15,8 +18,8 @@ enum RequestBodyItems {
         case string(String)
         case json(String)
         /// A file part: read whole, or streamed from disk as it is sent (`bytes` nil) when it
-        /// is a regular file.
-        case file(path: String, bytes: [UInt8]?)
+        /// is a regular file; its type as given (`;type=`), else from its name.
+        case file(path: String, bytes: [UInt8]?, type: String?)
     }
 
     /// The body for `items` (items that are not body items are skipped), or nil for none.
@@ -58,11 +61,12 @@ enum RequestBodyItems {
                     throw CLIError.usage("\(name):=@\(path): the file is not valid JSON")
                 }
                 fields.append((name, .json(trimmed(text))))
-            case .fileUpload(let name, let path):
-                guard form else { throw CLIError.usage("\(name)@\(path) uploads a file: it needs --form (-f)") }
+            case .fileUpload(let name, let written):
+                guard form else { throw CLIError.usage("\(name)@\(written) uploads a file: it needs --form (-f)") }
+                let (path, type) = try fileAndType(written)
                 // A regular file is streamed: a file of any size costs no memory.
                 let bytes = path != "-" && InputFile.isRegularFile(path) ? nil : try read(path)
-                fields.append((name, .file(path: path, bytes: bytes)))
+                fields.append((name, .file(path: path, bytes: bytes, type: type)))
             case .bodyFile(let path):
                 guard bodyFile == nil else { throw CLIError.usage("only one @file can be the body") }
                 bodyFile = path
@@ -88,6 +92,24 @@ enum RequestBodyItems {
         guard form else { return json(fields) }
         return fields.contains(where: { if case .file = $0.1 { true } else { false } })
             ? multipart(fields) : urlEncoded(fields)
+    }
+
+    /// httpie's `name@path;type=MIME`: the path and the type it gives, when the whole text is
+    /// not a file's name itself. The type is visible ASCII with a `/` (it goes in the part's
+    /// `Content-Type` line).
+    private static func fileAndType(_ written: String) throws -> (path: String, type: String?) {
+        let bytes = Array(written.utf8)
+        let marker = Array(";type=".utf8)
+        guard bytes.count > marker.count, access(written, F_OK) != 0,
+            let start = (0...(bytes.count - marker.count)).last(where: {
+                bytes[$0..<($0 + marker.count)].elementsEqual(marker)
+            })
+        else { return (written, nil) }
+        let type = bytes[(start + marker.count)...]
+        guard type.contains(UInt8(ascii: "/")), type.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+            throw CLIError.usage("\(written): the type after ;type= is not a media type such as text/csv")
+        }
+        return (String(decoding: bytes[..<start], as: UTF8.self), String(decoding: type, as: UTF8.self))
     }
 
     /// Text without the whitespace around it (a JSON file's last newline).
@@ -161,9 +183,9 @@ enum RequestBodyItems {
                 switch field {
                 case .string(let text), .json(let text):
                     return .field(name, text)
-                case .file(let path, let bytes):
+                case .file(let path, let bytes, let given):
                     let filename = path.split(separator: "/").last.map(String.init) ?? path
-                    let type = InputFile.mediaType(forFileName: filename)
+                    let type = given ?? InputFile.mediaType(forFileName: filename)
                     guard let bytes else {
                         return .file(
                             name, contentsOf: URL(fileURLWithPath: path), filename: filename, contentType: type)

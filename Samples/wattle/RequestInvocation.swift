@@ -211,6 +211,13 @@ struct RequestInvocation: Equatable, Sendable {
         let body = try RequestBodyItems.body(for: items, form: form, readStandardInput: takesStandardInput)
         request.method = method ?? (body == nil ? .get : .post)
         if let body { request.body = body }
+        // A JSON body made of items asks for JSON back, as httpie's does: an API that answers
+        // `*/*` with HTML or XML answers JSON. An `Accept` item (or `Accept:`) decides instead.
+        if !form, items.contains(where: { $0.isBody && !$0.isWholeBody }), !request.headers.contains("Accept"),
+            !request.omittedHeaders.contains(where: { $0.lowercased() == "accept" })
+        {
+            request.headers["Accept"] = "application/json, */*;q=0.5"
+        }
 
         let origin = try connection.origin(of: endpoint)
         var configuration = try connection.configuration(origin: origin, createKeychain: false)
@@ -336,6 +343,8 @@ struct RequestInvocation: Equatable, Sendable {
     /// Prints a non-2xx answer (head with `-v`, body, error line) and returns its exit code.
     private func reportStatus(_ failed: Response, error: WattleError) -> Int32 {
         if verbose { printResponseHead(failed) }
+        // `wattle HEAD URL | grep -i etag` reads the head whatever the status.
+        printHeadAnswer(failed, method: failed.method)
         printBody(failed)
         // The URL with credential-looking parts redacted; an unfollowed redirect also says, on
         // the same line, where it leads (httpie shows it in the headers it prints).

@@ -191,7 +191,8 @@ struct CLIBodyTests {
         #expect(form.body == "a=1&b=2" && form.header("Content-Type") == "application/x-www-form-urlencoded")
     }
 
-    @Test("--form: fields URL-encoded; with name@file, multipart with the file's name, type and exact bytes")
+    @Test(
+        "--form: fields URL-encoded; with name@file, multipart with the file's name, type (or ;type=) and exact bytes")
     func forms() async throws {
         let server = try await Servers.plain.value
         let files = try Files()
@@ -229,6 +230,17 @@ struct CLIBodyTests {
         #expect(parts.last?.head.contains(#"name="doc"; filename="data.json""#) == true)
         #expect(parts.last?.head.contains("Content-Type: application/json") == true)
         #expect(parts.last?.body == Data(files.json.utf8))
+
+        // httpie's name@file;type=MIME gives the part's type; a bad one is refused unsent.
+        let typed = try await CLI.run(["-f", url, "doc@" + files.arg("note.txt") + ";type=text/csv"])
+        #expect(typed.status == 0, "\(typed.stderr)")
+        let typedEcho = try JSONDecoder().decode(Echo.self, from: typed.stdout)
+        let typedBoundary = String(
+            try #require(typedEcho.header("Content-Type")).dropFirst("multipart/form-data; boundary=".count))
+        let typedPart = try #require(MultipartForm.parts(of: typedEcho.bodyData, boundary: typedBoundary).first)
+        #expect(typedPart.head.hasSuffix("filename=\"note.txt\"\r\nContent-Type: text/csv"), "\(typedPart.head)")
+        let badType = try await CLI.run(["-f", url, "doc@" + files.arg("note.txt") + ";type=csv"])
+        #expect(badType.status == 1 && badType.stderr.contains("not a media type"), "\(badType.stderr)")
     }
 
     @Test("--proxy sends through that proxy even when no_proxy and http_proxy say otherwise; its password never shows")

@@ -389,6 +389,12 @@ struct CLITests {
         #expect(echo.header("X-Test") == "hello")
         #expect(echo.body == #"{"name":"Ada","age":36,"tags":["a","b"]}"#)
         #expect(echo.header("Content-Type") == "application/json")
+        // As httpie: a JSON body of items asks for JSON back, unless an item sets Accept.
+        #expect(echo.header("Accept") == "application/json, */*;q=0.5")
+        let own = try await CLI.run([server.url("echo").absoluteString, "a=1", "Accept:text/csv"])
+        #expect(try JSONDecoder().decode(Echo.self, from: own.stdout).header("Accept") == "text/csv")
+        let form = try await CLI.run(["-f", server.url("echo").absoluteString, "a=1"])
+        #expect(try JSONDecoder().decode(Echo.self, from: form.stdout).header("Accept") == "*/*")
 
         let get = try await CLI.run([server.url("echo").absoluteString, "page==2"])
         #expect(try JSONDecoder().decode(Echo.self, from: get.stdout).method == "GET")
@@ -430,7 +436,8 @@ struct CLITests {
         }
     }
 
-    @Test("HEAD prints the answer's head on stdout (its only answer), once, also with -v (on stderr then)")
+    @Test(
+        "HEAD prints the answer's head on stdout (its only answer), once, also with -v (on stderr then), and for a 404")
     func headPrintsTheHead() async throws {
         let server = try await Servers.plain.value
         let head = try await CLI.run(["HEAD", server.url("user").absoluteString])
@@ -439,6 +446,10 @@ struct CLITests {
             head.text.hasPrefix("HTTP/1.1 200\n") && head.text.lowercased().contains("content-type: application/json"))
         let verbose = try await CLI.run(["-v", "HEAD", server.url("user").absoluteString])
         #expect(verbose.status == 0 && verbose.text.isEmpty && verbose.stderr.contains("HTTP/1.1 200"))
+        // Whatever the status: the head on stdout, the error line on stderr, its exit code.
+        let missing = try await CLI.run(["HEAD", server.url("status/404").absoluteString])
+        #expect(missing.status == 4 && missing.text.hasPrefix("HTTP/1.1 404\n"), "\(missing.text)")
+        #expect(missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
     }
 
     @Test("the body goes raw to a pipe, byte for byte")

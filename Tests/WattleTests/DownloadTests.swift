@@ -4,6 +4,13 @@ import WattleDemoServer
 
 @testable import Wattle
 
+#if canImport(Glibc)
+import Glibc
+#endif
+#if canImport(CoreFoundation)
+import CoreFoundation  // where `struct stat` is visible from, under MemberImportVisibility
+#endif
+
 @Suite("Downloads stream to a file with constant memory and never leave a partial file")
 struct DownloadTests {
     @Test("an encoded body's progress has no total (its length counts encoded bytes), so never a fraction over 1")
