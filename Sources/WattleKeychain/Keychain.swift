@@ -65,7 +65,9 @@ public struct Keychain: KeychainService, Sendable {
         return copy
     }
 
-    /// A copy that writes, reads and removes synchronizable (or non-synchronizable) values.
+    /// A copy that writes, reads and removes synchronizable (or non-synchronizable) values. A
+    /// synchronizable value cannot be written with a `…ThisDeviceOnly` accessibility
+    /// (``KeychainError/param``, as on Apple platforms).
     public func synchronizable(_ synchronizable: Bool) -> Keychain {
         var copy = self
         copy.synchronizable = synchronizable

@@ -19,6 +19,15 @@ public enum KeychainAccessibility: String, Sendable, Hashable, CaseIterable, Cod
     /// Like ``whenUnlockedThisDeviceOnly`` (there is no device passcode on Linux).
     case whenPasscodeSetThisDeviceOnly
 
+    /// Whether the item never leaves this device (the `…ThisDeviceOnly` ones): a synchronizable
+    /// item cannot have it.
+    var isThisDeviceOnly: Bool {
+        switch self {
+        case .whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly, .whenPasscodeSetThisDeviceOnly: true
+        case .whenUnlocked, .afterFirstUnlock: false
+        }
+    }
+
     /// Whether reading the secret needs the keychain unlocked.
     public var requiresUnlock: Bool {
         switch self {

@@ -21,7 +21,9 @@ public struct KeychainItem: Sendable, Hashable {
     public var data: Data
     /// When the secret can be read (default ``KeychainAccessibility/whenUnlocked``, as on Apple platforms).
     public var accessibility: KeychainAccessibility
-    /// Whether the item is synchronizable (default `false`); part of its identity.
+    /// Whether the item is synchronizable (default `false`); part of its identity. As on Apple
+    /// platforms, a synchronizable item cannot have a `…ThisDeviceOnly` accessibility: adding
+    /// or updating to one fails with ``KeychainError/param``.
     public var synchronizable: Bool
 
     /// Creates an item.

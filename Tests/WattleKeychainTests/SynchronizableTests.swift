@@ -14,6 +14,48 @@ import WattleKeychain
         #expect(try store.copyMatching(.genericPassword(service: "s", account: "a")).first?.data == Data("local"))
     }
 
+    @Test(
+        "a synchronizable item cannot be ThisDeviceOnly: add, update and the typed set fail with errSecParam, storing nothing",
+        arguments: StoreKind.allCases)
+    func synchronizableRefusesThisDeviceOnly(kind: StoreKind) throws {
+        let store = try kind.make().store
+        for accessibility in [
+            KeychainAccessibility.whenUnlockedThisDeviceOnly, .afterFirstUnlockThisDeviceOnly,
+            .whenPasscodeSetThisDeviceOnly,
+        ] {
+            #expect(
+                keychainError {
+                    try store.add(
+                        .genericPassword(
+                            service: "s", account: "a", data: Data("x"), accessibility: accessibility,
+                            synchronizable: true))
+                } == .param)
+            let typed = Keychain(service: "t", store: store).synchronizable(true).accessibility(accessibility)
+            #expect(keychainError { try typed.set("v", forKey: "k") } == .param)
+        }
+        var any = KeychainQuery.genericPassword(service: "s").all()
+        any.synchronizable = .any
+        #expect(keychainError { _ = try store.copyMatching(any) } == .itemNotFound)
+        // A local ThisDeviceOnly item cannot be made synchronizable, nor a synchronizable one ThisDeviceOnly.
+        try store.add(
+            .genericPassword(
+                service: "s", account: "local", data: Data("x"), accessibility: .afterFirstUnlockThisDeviceOnly))
+        #expect(
+            keychainError {
+                try store.update(
+                    .genericPassword(service: "s", account: "local"), with: KeychainUpdate(synchronizable: true))
+            } == .param)
+        try store.add(.genericPassword(service: "s", account: "synced", data: Data("x"), synchronizable: true))
+        var synced = KeychainQuery.genericPassword(service: "s", account: "synced")
+        synced.synchronizable = .yes
+        #expect(
+            keychainError {
+                try store.update(synced, with: KeychainUpdate(accessibility: .whenUnlockedThisDeviceOnly))
+            } == .param)
+        #expect(try store.copyMatching(synced.withAttributes()).first?.accessibility == .whenUnlocked)
+        #expect(try store.copyMatching(.genericPassword(service: "s", account: "local")).count == 1)
+    }
+
     @Test(arguments: StoreKind.allCases)
     func synchronizableAnyMatchesBothAndYesOnlySynchronizable(kind: StoreKind) throws {
         let store = try kind.make().store

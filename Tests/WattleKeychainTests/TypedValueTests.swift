@@ -82,6 +82,23 @@ struct Token: Codable, Equatable {
         #expect(try keychain.string(forKey: "k") == "two")
     }
 
+    /// Access groups (and services) are bytes, as item identities are: two canonically
+    /// equivalent spellings are two groups, whose values one another never lists or removes.
+    @Test(arguments: StoreKind.allCases)
+    func accessGroupsCompareByBytesInAllKeysAndRemoveAll(kind: StoreKind) throws {
+        let fixture = try kind.make()
+        let composed = fixture.keychain("s").accessGroup("caf\u{E9}")
+        let decomposed = fixture.keychain("s").accessGroup("cafe\u{301}")
+        #expect("caf\u{E9}" == "cafe\u{301}", "Swift's == takes them for equal")
+        try decomposed.set("x", forKey: "theirs")
+        try composed.set("y", forKey: "mine")
+        #expect(try composed.allKeys() == ["mine"])
+        #expect(try decomposed.allKeys() == ["theirs"])
+        try composed.removeAll()
+        #expect(try composed.allKeys() == [])
+        #expect(try decomposed.string(forKey: "theirs") == "x")
+    }
+
     @Test(arguments: StoreKind.allCases)
     func hasValueRemoveValueAllKeysAndRemoveAllStayWithinTheService(kind: StoreKind) throws {
         let fixture = try kind.make()

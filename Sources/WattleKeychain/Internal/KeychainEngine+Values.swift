@@ -122,6 +122,17 @@ extension KeychainEngine {
         }
     }
 
+    /// Whether two texts are the same bytes, as items' identities are: Swift's `==` takes
+    /// canonically equivalent strings (`"caf\u{E9}"`, `"cafe\u{301}"`) for equal, and the
+    /// access group of one would have listed, and removed, the other's items.
+    static func sameBytes(_ first: String?, _ second: String?) -> Bool {
+        switch (first, second) {
+        case (nil, nil): true
+        case let (first?, second?): first.utf8.elementsEqual(second.utf8)
+        default: false
+        }
+    }
+
     /// Keys (accounts) of the service in the address's access group, sorted. An item whose
     /// attributes fail to open is left out: it has no key anyone could read.
     func allKeys(at address: Address) throws -> [String] {
@@ -131,7 +142,8 @@ extension KeychainEngine {
                 // An item added without an account (through the primitives) has "" here, which
                 // no typed accessor takes as a key: not listed (`removeAll` still removes it).
                 guard let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }),
-                    attributes.accessGroup == address.accessGroup, attributes.service == address.service,
+                    Self.sameBytes(attributes.accessGroup, address.accessGroup),
+                    Self.sameBytes(attributes.service, address.service),
                     let account = attributes.account, !account.isEmpty
                 else { return nil }
                 return account
@@ -152,7 +164,8 @@ extension KeychainEngine {
                 itemClass: KeychainItemClass.genericPassword.rawValue, groups: [group(address)])
             {
                 if let attributes = try skippingDamaged(&damaged, { try openAttributes(row).attributes }) {
-                    guard attributes.accessGroup == address.accessGroup, attributes.service == address.service
+                    guard Self.sameBytes(attributes.accessGroup, address.accessGroup),
+                        Self.sameBytes(attributes.service, address.service)
                     else { continue }
                 } else if !attributesFailAuthentication(row) {
                     continue

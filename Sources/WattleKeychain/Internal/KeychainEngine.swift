@@ -225,6 +225,9 @@ final class KeychainEngine {
         _ itemClass: KeychainItemClass, attributes: KeychainAttributes, accessibility: KeychainAccessibility,
         synchronizable: Bool, secret: Data, knownID: [UInt8]? = nil, knownGroup: [UInt8]? = nil
     ) throws -> StoredRow {
+        // Apple's rule for `kSecAttrSynchronizable`: an item that may sync cannot also be one
+        // that never leaves this device (an accessibility ending in ThisDeviceOnly).
+        guard !synchronizable || !accessibility.isThisDeviceOnly else { throw KeychainError.param }
         let protection = KeyRing.Protection(accessibility)
         guard let classKey = keys.classKey(protection) else { throw KeychainError.interactionNotAllowed }
         assert(knownID == nil || knownID == identityHash(itemClass, attributes, synchronizable: synchronizable))
