@@ -35,27 +35,27 @@ public protocol KeychainReader: Sendable {
 extension KeychainReader {
     /// The value as a UTF-8 string.
     public func string(forKey key: String) throws -> String? {
-        try data(forKey: key).map { try ValueEncoding.string($0) }
+        try decoded(key) { try ValueEncoding.string($0) }
     }
 
     /// The value as a Bool (one byte, 0 or 1).
     public func bool(forKey key: String) throws -> Bool? {
-        try data(forKey: key).map { try ValueEncoding.bool($0) }
+        try decoded(key) { try ValueEncoding.bool($0) }
     }
 
     /// The value as an Int (8 bytes, Int64 little-endian).
     public func integer(forKey key: String) throws -> Int? {
-        try data(forKey: key).map { try ValueEncoding.integer($0) }
+        try decoded(key) { try ValueEncoding.integer($0) }
     }
 
     /// The value as a Double (8 bytes, IEEE-754 little-endian).
     public func double(forKey key: String) throws -> Double? {
-        try data(forKey: key).map { try ValueEncoding.double($0) }
+        try decoded(key) { try ValueEncoding.double($0) }
     }
 
     /// The value as a Float (4 bytes, IEEE-754 little-endian).
     public func float(forKey key: String) throws -> Float? {
-        try data(forKey: key).map { try ValueEncoding.float($0) }
+        try decoded(key) { try ValueEncoding.float($0) }
     }
 
     /// The value decoded from JSON.
@@ -65,6 +65,14 @@ extension KeychainReader {
     /// let same: Token? = try keychain.codable(forKey: "token")   // the type from the context
     /// ```
     public func codable<Value: Decodable>(_ type: Value.Type = Value.self, forKey key: String) throws -> Value? {
-        try data(forKey: key).map { try ValueEncoding.decode(type, from: $0) }
+        try decoded(key) { try ValueEncoding.decode(type, from: $0) }
+    }
+
+    /// The value `decode` makes of the key's stored bytes, which are wiped after it: they are a
+    /// copy of the secret only this getter holds (the value it returns is the caller's).
+    private func decoded<Value>(_ key: String, _ decode: (Data) throws -> Value) throws -> Value? {
+        guard var bytes = try data(forKey: key) else { return nil }
+        defer { Sodium.wipe(&bytes) }
+        return try decode(bytes)
     }
 }

@@ -20,27 +20,27 @@ public protocol KeychainWriter: Sendable {
 extension KeychainWriter {
     /// Stores a string as UTF-8.
     public func set(_ value: String, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { ValueEncoding.encode(value) }
     }
 
     /// Stores a Bool as one byte, 0 or 1.
     public func set(_ value: Bool, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { ValueEncoding.encode(value) }
     }
 
     /// Stores an Int as 8 bytes, Int64 little-endian.
     public func set(_ value: Int, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { ValueEncoding.encode(value) }
     }
 
     /// Stores a Double as its 8-byte IEEE-754 bit pattern, little-endian.
     public func set(_ value: Double, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { ValueEncoding.encode(value) }
     }
 
     /// Stores a Float as its 4-byte IEEE-754 bit pattern, little-endian.
     public func set(_ value: Float, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { ValueEncoding.encode(value) }
     }
 
     /// Stores any Encodable as JSON (`JSONEncoder`, `.sortedKeys` and `.withoutEscapingSlashes`).
@@ -49,6 +49,15 @@ extension KeychainWriter {
     /// try keychain.setCodable(token, forKey: "token")
     /// ```
     public func setCodable<Value: Encodable>(_ value: Value, forKey key: String) throws {
-        try set(ValueEncoding.encode(value), forKey: key)
+        try setWiping(key) { try ValueEncoding.encode(value) }
+    }
+
+    /// Stores the bytes `encode` makes, then wipes them: they are a copy of the secret only this
+    /// setter holds (a store that keeps the value has its own reference, and a wipe of a shared
+    /// buffer copies it first, so the store's is left alone).
+    private func setWiping(_ key: String, _ encode: () throws -> Data) throws {
+        var bytes = try encode()
+        defer { Sodium.wipe(&bytes) }
+        try set(bytes, forKey: key)
     }
 }

@@ -9,7 +9,40 @@ struct Token: Codable, Equatable {
     var expires: Date
 }
 
+/// A service that keeps the `Data` it is given, as it is, and hands the same back: the typed
+/// accessors wipe their own copies of a secret, and must never wipe the one a store keeps.
+final class KeepingService: KeychainService, @unchecked Sendable {
+    private var values: [String: Data] = [:]
+    func data(forKey key: String) throws -> Data? { values[key] }
+    func hasValue(forKey key: String) throws -> Bool { values[key] != nil }
+    func accessibility(forKey key: String) throws -> KeychainAccessibility? { nil }
+    func allKeys() throws -> [String] { values.keys.sorted() }
+    func set(_ data: Data, forKey key: String) throws { values[key] = data }
+    func removeValue(forKey key: String) throws { values[key] = nil }
+    func removeAll() throws { values = [:] }
+}
+
 @Suite struct TypedValueTests {
+    @Test(
+        "the typed setters and getters wipe only their own copies: a store's kept value reads back whole, again and again"
+    )
+    func typedAccessorsLeaveKeptValuesWhole() throws {
+        let service = KeepingService()
+        let token = Token(
+            access: "access-0123456789abcdef", refresh: "refresh-0123456789", expires: Date(timeIntervalSince1970: 1e9))
+        try service.set("a secret longer than fourteen bytes", forKey: "long")
+        try service.set("short", forKey: "short")
+        try service.set(42, forKey: "int")
+        try service.setCodable(token, forKey: "token")
+        for _ in 0..<2 {
+            #expect(try service.string(forKey: "long") == "a secret longer than fourteen bytes")
+            #expect(try service.string(forKey: "short") == "short")
+            #expect(try service.integer(forKey: "int") == 42)
+            #expect(try service.codable(Token.self, forKey: "token") == token)
+            #expect(try service.data(forKey: "long") == Data("a secret longer than fourteen bytes".utf8))
+        }
+    }
+
     @Test(arguments: StoreKind.allCases)
     func everyTypedValueRoundTrips(kind: StoreKind) throws {
         let keychain = try kind.make().keychain()
