@@ -27,6 +27,7 @@ import Foundation
 /// | `/resource/{n}?...` | an `n`-byte file with ranges, validators and faults: see ``RangeResource`` |
 /// | `/user` | a fixed JSON user |
 /// | `/text` | a plain-text body |
+/// | `/latin1` | `café crème` and a newline, in ISO-8859-1, saying so in its `Content-Type` |
 enum TestRoutes {
     @Sendable static func route(_ request: RouteRequest) -> RouteOutcome {
         let parts = request.path.split(separator: "/").map(String.init)
@@ -124,6 +125,10 @@ enum TestRoutes {
             return .respond(
                 status: 200, headers: [("Content-Type", "text/plain; charset=utf-8")],
                 body: Array("plain text, not JSON".utf8))
+        case ("latin1", _):
+            return .respond(
+                status: 200, headers: [("Content-Type", "text/plain; charset=iso-8859-1")],
+                body: [0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65, 0x0A])
         default:
             return json(404, ["error": "no route for \(request.path)"])
         }

@@ -492,7 +492,13 @@ struct RequestInvocation: Equatable, Sendable {
         let terminal = FileHandleOutput.isTerminal(1)
         // Checked first: JSON strings may hold DEL and C1 controls (a CSI) raw.
         if terminal, TerminalText.isBinary(response.data) {
-            FileHandleOutput.write(TerminalText.binaryNote(byteCount: response.data.count) + "\n", to: 1)
+            // Text in the charset its Content-Type names (latin-1, windows-1252, UTF-16), as
+            // httpie shows it, written in UTF-8 for the terminal; anything else is a note.
+            if let text = response.string, !text.isEmpty, !TerminalText.isBinary(Data(text.utf8)) {
+                FileHandleOutput.write(text + (text.hasSuffix("\n") ? "" : "\n"), to: 1)
+            } else {
+                FileHandleOutput.write(TerminalText.binaryNote(byteCount: response.data.count) + "\n", to: 1)
+            }
         } else if terminal, let pretty = JSONPrinter.pretty(response.data, colours: true) {
             FileHandleOutput.write(pretty + "\n", to: 1)
         } else {

@@ -1065,6 +1065,12 @@ struct CLITests {
         #expect(!binary.stdout.contains(escape))
         let piped = try await CLI.run([server.url("bytes/300").absoluteString])
         #expect(Array(piped.stdout) == Pattern.bytes(300))
+        // Text in the charset its Content-Type names is shown, in UTF-8; piped, its bytes as sent.
+        let latin1 = try await onTerminal([server.url("latin1").absoluteString])
+        #expect(latin1.status == 0 && latin1.text.contains("caf\u{E9} cr\u{E8}me"), "\(latin1.text)")
+        #expect(!latin1.text.contains("[binary body"))
+        let latin1Piped = try await CLI.run([server.url("latin1").absoluteString])
+        #expect(Array(latin1Piped.stdout) == [0x63, 0x61, 0x66, 0xE9, 0x20, 0x63, 0x72, 0xE8, 0x6D, 0x65, 0x0A])
 
         // A text body and a header holding a terminal's set-title sequence.
         let faults = try await FaultServer.start()
