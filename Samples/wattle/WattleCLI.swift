@@ -48,11 +48,32 @@ struct WattleCLI: AsyncParsableCommand {
         defaultSubcommand: RequestCommand.self
     )
 
+    /// `--name=` with nothing after the `=` as `--name ""`: ArgumentParser takes the next
+    /// argument as its value instead (`--proxy= URL` made the URL the proxy and then found no
+    /// URL). After `--` nothing is an option.
+    static func splittingEmptyValues(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        for (index, argument) in arguments.enumerated() {
+            if argument == "--" {
+                result += arguments[index...]
+                break
+            }
+            if argument.hasPrefix("--"), argument.hasSuffix("="), argument.utf8.count > 3,
+                argument.utf8.filter({ $0 == UInt8(ascii: "=") }).count == 1
+            {
+                result += [String(argument.dropLast()), ""]
+            } else {
+                result.append(argument)
+            }
+        }
+        return result
+    }
+
     /// Parses `arguments` (the process's arguments without its path) with ArgumentParser, runs
     /// the command they name, and returns the error to leave with, or nil on success.
     static func run(arguments: [String]) async -> (any Error)? {
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(splittingEmptyValues(arguments))
             if var asyncCommand = command as? any AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {

@@ -77,6 +77,13 @@ struct PlainArgumentsTests {
         #expect(try settings.configuration(origin: origin, createKeychain: false).timeouts.stall == .seconds(5))
     }
 
+    @Test("--name= is --name with an empty value, before -- only")
+    func emptyAttachedValues() {
+        #expect(
+            WattleCLI.splittingEmptyValues(["--proxy=", "http://x/", "--base-url=http://y/", "-o=", "--", "--proxy="])
+                == ["--proxy", "", "http://x/", "--base-url=http://y/", "-o=", "--", "--proxy="])
+    }
+
     @Test("every command name ArgumentParser matches (each subcommand's, its aliases, help) is left to it")
     func commandNames() throws {
         var names = ["help"]
