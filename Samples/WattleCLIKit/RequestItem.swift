@@ -37,9 +37,10 @@ public enum RequestItem: Equatable, Sendable {
     /// Whether the item reads standard input (`@-`, `name=@-`, `name:=@-`, `name@-`).
     public var readsStandardInput: Bool {
         switch self {
-        case .bodyFile(let path), .stringFieldFromFile(_, let path), .jsonFieldFromFile(_, let path),
-            .fileUpload(_, let path):
+        case .bodyFile(let path), .stringFieldFromFile(_, let path), .jsonFieldFromFile(_, let path):
             path == "-"
+        // (`name@-;type=text/csv`: standard input, of that type.)
+        case .fileUpload(_, let path): path == "-" || path.hasPrefix("-;type=")
         default: false
         }
     }

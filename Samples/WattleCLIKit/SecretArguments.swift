@@ -167,15 +167,16 @@ public enum SecretArguments {
     private static func urlPassword(in value: ArraySlice<UInt8>, schemeRequired: Bool) -> Range<Int>? {
         let separator = Array("://".utf8)
         var authorityStart = value.startIndex
-        if value.count >= separator.count,
+        if let rest = UserInfo.afterMistypedScheme(in: String(decoding: value, as: UTF8.self)) {
+            // `https:/bob:pw@host`, `https//bob:pw@host`: a mistyped URL still holds a password
+            // (first: a `://` further on, in its query, starts no authority).
+            authorityStart = value.startIndex + rest
+        } else if value.count >= separator.count,
             let start = (value.startIndex...(value.endIndex - separator.count)).first(where: {
                 value[$0..<($0 + separator.count)].elementsEqual(separator)
             })
         {
             authorityStart = start + separator.count
-        } else if let rest = UserInfo.afterMistypedScheme(in: String(decoding: value, as: UTF8.self)) {
-            // `https:/bob:pw@host`, `https//bob:pw@host`: a mistyped URL still holds a password.
-            authorityStart = value.startIndex + rest
         } else if schemeRequired {
             return nil
         }

@@ -397,14 +397,24 @@ struct RequestInvocation: Equatable, Sendable {
         return ExitStatus.success
     }
 
-    /// An open descriptor for writing to `path` when it names (or links to) a device, a named
-    /// pipe or a socket, which `-o` writes through; nil for a regular file, a folder or nothing
-    /// there (the download handles those). `--continue` needs a file to resume.
+    /// An open descriptor for writing to `path` when it names (or links to) a device or a named
+    /// pipe, which `-o` writes through, or an open descriptor of this process (`/dev/stdout`,
+    /// `/dev/stderr`, `/dev/fd/N`, `/proc/self/fd/N`: written to as it is, never replaced);
+    /// nil for a regular file, a folder or nothing there (the download handles those, and
+    /// refuses the rest). `--continue` needs a file to resume.
     static func openSpecialFile(_ path: String, resuming: Bool) throws -> Int32? {
+        if let inherited = inheritedDescriptor(named: path) {
+            if resuming {
+                throw CLIError.usage("--continue needs a regular file to resume, and \(path) is not one")
+            }
+            let descriptor = fcntl(inherited, F_DUPFD_CLOEXEC, 3)
+            guard descriptor >= 0 else {
+                throw CLIError.failed("cannot write to \(path): \(String(cString: strerror(errno)))")
+            }
+            return descriptor
+        }
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        let type = info.st_mode & S_IFMT
-        guard type == S_IFCHR || type == S_IFBLK || type == S_IFIFO || type == S_IFSOCK else { return nil }
+        guard stat(path, &info) == 0, isWrittenThrough(info) else { return nil }
         if resuming {
             throw CLIError.usage("--continue needs a regular file to resume, and \(path) is not one")
         }
@@ -412,7 +422,36 @@ struct RequestInvocation: Equatable, Sendable {
         guard descriptor >= 0 else {
             throw CLIError.failed("cannot write to \(path): \(String(cString: strerror(errno)))")
         }
+        // What was opened, not what was there a moment before (a regular file put in its place
+        // would be written over from its start).
+        guard fstat(descriptor, &info) == 0, isWrittenThrough(info) else {
+            close(descriptor)
+            throw CLIError.failed("\(path) changed while it was being opened")
+        }
         return descriptor
+    }
+
+    /// A device or a named pipe.
+    private static func isWrittenThrough(_ info: stat) -> Bool {
+        let type = info.st_mode & S_IFMT
+        return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO
+    }
+
+    /// The open descriptor of this process that `path` names, by name: `/dev/stdout` (1),
+    /// `/dev/stderr` (2), `/dev/fd/N` and `/proc/self/fd/N`; nil for any other path, or a
+    /// descriptor that is not open.
+    static func inheritedDescriptor(named path: String) -> Int32? {
+        let number: Int32?
+        switch path {
+        case "/dev/stdout": number = 1
+        case "/dev/stderr": number = 2
+        default:
+            let prefixes = ["/dev/fd/", "/proc/self/fd/", "/proc/\(getpid())/fd/"]
+            guard let prefix = prefixes.first(where: { path.hasPrefix($0) }) else { return nil }
+            number = Int32(path.dropFirst(prefix.count))
+        }
+        guard let number, number >= 0, fcntl(number, F_GETFD) >= 0 else { return nil }
+        return number
     }
 
     /// Sends, or downloads with `-o`, and returns the response or the error.

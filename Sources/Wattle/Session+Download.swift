@@ -94,7 +94,7 @@ extension Session {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) async throws(WattleError) -> Response {
         // The file a symbolic link names is replaced in its place, and the link kept.
-        let target = try Self.replacedFile(at: destination)
+        let target = try DownloadDestination.replacedFile(at: destination)
         let directory = target.deletingLastPathComponent()
         var info = stat()
         guard stat(directory.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
@@ -262,44 +262,6 @@ extension Session {
             Result { () throws(WattleError) -> Value in try work() }
         }.value
         return try result.get()
-    }
-
-    /// The file a download to `destination` replaces: `destination`, or the file a symbolic
-    /// link there names (replaced in its place and the link kept, as `curl -o` writes through
-    /// one). What a rename would destroy is refused: a device, a pipe, a socket or a folder
-    /// there, or a link to one (as root, a download to `/dev/null` made it a plain file), and a
-    /// link to nothing.
-    static func replacedFile(at destination: URL) throws(WattleError) -> URL {
-        var info = stat()
-        guard lstat(destination.path, &info) == 0 else { return destination }
-        var target = destination
-        if info.st_mode & S_IFMT == S_IFLNK {
-            guard let resolved = realpath(destination.path, nil) else {
-                throw .fileError(
-                    path: destination.path,
-                    reason: "it is a symbolic link to nothing that can be replaced: \(String(cString: strerror(errno)))"
-                )
-            }
-            target = URL(fileURLWithPath: String(cString: resolved))
-            free(resolved)
-            guard stat(target.path, &info) == 0 else {
-                throw .fileError(path: target.path, reason: String(cString: strerror(errno)))
-            }
-        }
-        let kind: String
-        switch info.st_mode & S_IFMT {
-        case S_IFREG: return target
-        case S_IFDIR: kind = "a folder"
-        case S_IFCHR, S_IFBLK: kind = "a device"
-        case S_IFIFO: kind = "a named pipe"
-        case S_IFSOCK: kind = "a socket"
-        default: kind = "not a regular file"
-        }
-        throw .fileError(
-            path: destination.path,
-            reason:
-                "it is \(kind)\(target == destination ? "" : " (\(target.path))"); a download is moved into place as a new file, which would replace it"
-        )
     }
 
     /// Gives `file` (written private, `0600`) the permission bits it gets in place: those of

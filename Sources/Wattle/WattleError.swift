@@ -75,7 +75,9 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
     case headersTooLarge(limit: Int, url: URL)
     /// Authentication failed and could not be recovered (for example, a token refresh failed).
     /// `cause` is the failure of the call made for it, when one was made and failed: the token
-    /// endpoint's network, TLS or timeout error, or its answer (``httpStatus(_:)``). It tells a
+    /// endpoint's network, TLS or timeout error, or its answer (``httpStatus(_:)``); nil when
+    /// no call was made (no authenticator, nothing to refresh, the refresh cap, a token request
+    /// refused before it was sent). It tells a
     /// refresh that failed because the network did (try again later) from one the server
     /// refused (sign in again); `reason` already quotes it.
     indirect case authenticationFailed(reason: String, cause: WattleError? = nil)

@@ -239,6 +239,14 @@ struct CLIBodyTests {
             try #require(typedEcho.header("Content-Type")).dropFirst("multipart/form-data; boundary=".count))
         let typedPart = try #require(MultipartForm.parts(of: typedEcho.bodyData, boundary: typedBoundary).first)
         #expect(typedPart.head.hasSuffix("filename=\"note.txt\"\r\nContent-Type: text/csv"), "\(typedPart.head)")
+        // From standard input too: the pipe is the part's body, not a second body.
+        let piped = try await CLI.run(["-f", url, "doc@-;type=text/csv"], input: .pipe(Data("a,b\n".utf8)))
+        #expect(piped.status == 0, "\(piped.stderr)")
+        let pipedEcho = try JSONDecoder().decode(Echo.self, from: piped.stdout)
+        let pipedBoundary = String(
+            try #require(pipedEcho.header("Content-Type")).dropFirst("multipart/form-data; boundary=".count))
+        let pipedPart = try #require(MultipartForm.parts(of: pipedEcho.bodyData, boundary: pipedBoundary).first)
+        #expect(pipedPart.head.hasSuffix("Content-Type: text/csv") && pipedPart.body == Data("a,b\n".utf8))
         let badType = try await CLI.run(["-f", url, "doc@" + files.arg("note.txt") + ";type=csv"])
         #expect(badType.status == 1 && badType.stderr.contains("not a media type"), "\(badType.stderr)")
     }

@@ -245,6 +245,9 @@ struct SecretArgumentsTests {
             ])
                 == ["m1", "m2", "m3", "m4"])
         #expect(Self.secrets(["http:/h.test/a:b@c", "httpx:/u:p@h"]) == [])
+        // A "://" in its query starts no authority; three slashes are a mistyped scheme too.
+        #expect(
+            Self.secrets(["https:/u:m5@h.test/cb?next=https://app.test/", "https:///u:m6@h.test"]) == ["m5", "m6"])
         #expect(Self.secrets(["--", "--password", "https://u:v@h/"]) == ["v"])
         #expect(Self.secrets(["-a", "u:w", "--", "-a", "u:x"]) == ["w"])
     }

@@ -324,7 +324,7 @@ struct CLITests {
     }
 
     @Test(
-        "-o through a link to /dev/null or into a named pipe writes through, leaving both as they were; -c refuses them"
+        "-o through a link to /dev/null, into a named pipe, or to /dev/stdout writes through, leaving each as it was; -c refuses them"
     )
     func outputToSpecialFiles() async throws {
         let server = try await Servers.plain.value
@@ -361,7 +361,25 @@ struct CLITests {
         #expect(lstat(pipe.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
         let resumed = try await CLI.run(["-c", "-o", pipe.path, url])
         #expect(resumed.status == 1 && resumed.stderr.contains("--continue needs a regular file"), "\(resumed.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["null", "pipe"])
+
+        // -o /dev/stdout (or /dev/fd/1) is standard output as it is: appended to the file the
+        // shell opened with >>, which stays the same file (a rename replaced it).
+        let log = folder.appendingPathComponent("log.txt")
+        try Data("before\n".utf8).write(to: log)
+        var before = stat()
+        #expect(stat(log.path, &before) == 0)
+        for name in ["/dev/stdout", "/dev/fd/1"] {
+            let script = #""$0" -o "$1" "$2" >> "$3"; echo "status=$?" >&2"#
+            let appended = try await CLI.run(
+                ["-c", script, CLI.binary.path, name, server.url("bytes/1000").absoluteString, log.path],
+                binary: URL(fileURLWithPath: "/bin/bash"))
+            #expect(appended.stderr == "status=0\n", "\(name): \(appended.stderr)")
+        }
+        var after = stat()
+        #expect(stat(log.path, &after) == 0 && after.st_ino == before.st_ino)
+        #expect(try Data(contentsOf: log) == Data("before\n".utf8) + Data(Pattern.bytes(1000) + Pattern.bytes(1000)))
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["log.txt", "null", "pipe"])
     }
 
     @Test("a standard method in lower case is the method, as in httpie")

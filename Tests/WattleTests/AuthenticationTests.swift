@@ -485,7 +485,8 @@ struct AuthenticationTests {
             $0.authenticator?.refresh = Authenticator.postRefreshToken(to: "api/refresh", encoding: .query)
         }
         await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-            guard case .authenticationFailed(let reason, _) = $0 else { return false }
+            // No call was made: no cause.
+            guard case .authenticationFailed(let reason, nil) = $0 else { return false }
             return reason.contains("never in the URL") && !reason.contains(fixture.tokens.refresh)
         }
         #expect(fixture.server.stats.hits("/api/refresh") == 0)

@@ -146,9 +146,16 @@ struct DownloadTests {
         try FileManager.default.createSymbolicLink(atPath: dangling.path, withDestinationPath: "missing/file")
         let subfolder = folder.appendingPathComponent("sub")
         try FileManager.default.createDirectory(at: subfolder, withIntermediateDirectories: false)
+        let loop = folder.appendingPathComponent("loop")
+        try FileManager.default.createSymbolicLink(atPath: loop.path, withDestinationPath: "loop")
+        // /dev/stdout's link: the file the shell redirected to, which a rename would replace.
+        let stdout = folder.appendingPathComponent("stdout")
+        try FileManager.default.createSymbolicLink(atPath: stdout.path, withDestinationPath: "/proc/self/fd/1")
         let cases: [(URL, String)] = [
             (pipe, "it is a named pipe;"), (toPipe, "it is a named pipe (\(pipe.path));"),
-            (dangling, "it is a symbolic link to nothing"), (subfolder, "it is a folder;"),
+            (dangling, "it is a symbolic link to \(folder.path)/missing/file, which does not exist"),
+            (subfolder, "it is a folder;"), (loop, "it is a loop of symbolic links"),
+            (stdout, "it leads to /proc/self/fd/1, an open file of a process"),
         ]
         for (destination, reason) in cases {
             for resumable in [false, true] {
@@ -167,8 +174,45 @@ struct DownloadTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: subfolder.path).isEmpty)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == [
-                "dangling", "link.bin", "pipe", "real.bin", "sub", "to-pipe",
+                "dangling", "link.bin", "loop", "pipe", "real.bin", "stdout", "sub", "to-pipe",
             ])
+    }
+
+    @Test(
+        "a link another user planted in a shared sticky folder (/tmp) is not followed, as the kernel would not: the file it names stays"
+    )
+    func plantedLinkRefused() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let shared = folder.appendingPathComponent("shared")
+        try FileManager.default.createDirectory(at: shared, withIntermediateDirectories: false)
+        #expect(chmod(shared.path, 0o1777) == 0)
+        let victim = folder.appendingPathComponent("victim.rc")
+        try Data("kept".utf8).write(to: victim)
+        let planted = shared.appendingPathComponent("report.pdf")
+        try FileManager.default.createSymbolicLink(atPath: planted.path, withDestinationPath: victim.path)
+        // Another user's link (as root here: `nobody`'s); the kernel's protected_symlinks
+        // refuses to follow it for anyone else.
+        guard lchown(planted.path, 65_534, 65_534) == 0 else {
+            Issue.record("cannot give the link to another user (not root?): \(String(cString: strerror(errno)))")
+            return
+        }
+        for resumable in [false, true] {
+            await expectWattleError({
+                _ = try await session.download("bytes/10", to: planted, resumable: resumable)
+            }) {
+                guard case .fileError(let path, let reason) = $0 else { return false }
+                return path == planted.path && reason.contains("that user 65534 made in \(shared.path)")
+            }
+        }
+        #expect(try String(contentsOf: victim, encoding: .utf8) == "kept")
+        // This user's own link in the same folder is followed.
+        let own = shared.appendingPathComponent("mine.bin")
+        try FileManager.default.createSymbolicLink(atPath: own.path, withDestinationPath: victim.path)
+        _ = try await session.download("bytes/10", to: own)
+        #expect(try Data(contentsOf: victim).count == 10)
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: own.path) == victim.path)
     }
 
     @Test("a download that replaces a file keeps its permissions (a 0600 file stays 0600), resumable or not")

@@ -176,7 +176,8 @@ struct RedactionTests {
             "alice:s3cr3t-value@api.example.com/x/https://y.example/",
             // A mistyped scheme, which the parser refuses or misreads.
             "https:/alice:s3cr3t-value@api.example.com/me", "https//alice:s3cr3t-value@api.example.com/me",
-            "HTTP:alice:s3cr3t-value@api.example.com",
+            "HTTP:alice:s3cr3t-value@api.example.com", "https:///alice:s3cr3t-value@api.example.com/me",
+            "https:/alice:s3cr3t-value@api.example.com/cb?next=https://app.example/",
         ])
     func urlCredentialsRedacted(endpoint: String) {
         let description = Request(endpoint).description
@@ -204,6 +205,9 @@ struct RedactionTests {
             "deploy:s3cr3t-value@build_server/x",
             "alice:s3cr3t-value@b\u{FC}cher.example/x",
             "alice:1234s3cr3t-value@",
+            // A mistyped scheme: under the base URL this was a path, the password in it.
+            "https//alice:s3cr3t-value@127.0.0.1:\(server.port)/echo",
+            "HTTP//alice:s3cr3t-value@127.0.0.1",
         ] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
                 guard case .invalidURL = $0 else { return false }

@@ -517,7 +517,13 @@ actor AuthCoordinator {
     /// network error's own description, or the status the refresh call got).
     static func refreshFailure(_ error: any Error, what: String) -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
-        let cause = error as? WattleError
+        // The call's own failure, when it was made: a request refused before it was sent
+        // (a bad URL or header) made none.
+        var cause = error as? WattleError
+        switch cause {
+        case .invalidURL?, .invalidHeader?, .invalidRequest?: cause = nil
+        default: break
+        }
         // An OAuth error code names the cause (a refused client secret is `invalid_client`);
         // it is a fixed word, never a secret.
         if let error = error as? WattleError, case .httpStatus(let response) = error,

@@ -49,8 +49,16 @@ final class DownloadTemporary: Sendable {
                 throw .fileError(
                     path: file.path, reason: "cannot create the download's file: \(String(cString: strerror(errno)))")
             }
-            // A new file with a name of its own: nothing else holds its lock.
-            _ = flock(descriptor, LOCK_EX | LOCK_NB)
+            // A new file with a name of its own: only a sweep may hold its lock, for a moment
+            // (it checks a file's age before locking it, so not even that): wait for it.
+            while flock(descriptor, LOCK_EX) != 0 {
+                guard errno == EINTR else {
+                    let reason = String(cString: strerror(errno))
+                    close(descriptor)
+                    unlink(file.path)
+                    throw .fileError(path: file.path, reason: "cannot lock the download's file: \(reason)")
+                }
+            }
             return DownloadTemporary(file: file, lock: descriptor)
         }
         throw .fileError(path: folder.path, reason: "cannot create the download's file: its names are taken")
@@ -108,12 +116,16 @@ final class DownloadTemporary: Sendable {
     /// more than ``staleAge`` seconds before `now`, checking under the lock that the path still
     /// names the file (a download may have renamed it into place meanwhile).
     private static func removeIfStale(_ path: String, now: time_t) -> Bool {
+        // The age first: a file just created is never locked here, where its creator would
+        // find it held.
+        var named = stat()
+        guard lstat(path, &named) == 0, named.st_mode & S_IFMT == S_IFREG, now - named.st_mtim.tv_sec > staleAge
+        else { return false }
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else { return false }
         var opened = stat()
-        var named = stat()
         guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG,
             now - opened.st_mtim.tv_sec > staleAge,
             lstat(path, &named) == 0, named.st_dev == opened.st_dev, named.st_ino == opened.st_ino

@@ -45,6 +45,14 @@ package enum EndpointResolver {
             if UserInfo.endOfSchemelessCredentials(in: trimmed, hostFollows: true) != nil {
                 throw Self.credentialsWithoutScheme(trimmed)
             }
+            // `https//alice:pw@host/me`, a mistyped scheme: the same, or the password would go
+            // in the path to the base URL's server.
+            if let rest = UserInfo.afterMistypedScheme(in: trimmed),
+                UserInfo.endOfSchemelessCredentials(
+                    in: String(Substring(trimmed.utf8.dropFirst(rest))), hostFollows: true) != nil
+            {
+                throw Self.credentialsWithoutScheme(trimmed)
+            }
             guard let baseURL else {
                 throw .invalidURL(
                     trimmed,

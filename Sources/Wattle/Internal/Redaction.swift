@@ -144,20 +144,22 @@ package enum Redaction {
     /// that a password shows neither because the rest of the URL is malformed nor because it is
     /// written without a scheme.
     static func withoutUserInfo(_ string: String) -> String {
+        // A mistyped scheme (`https:/alice:pw@host`, `https:///alice:pw@host`,
+        // `https//alice:pw@host`): credentials right after it.
+        if let restStart = UserInfo.afterMistypedScheme(in: string) {
+            let rest = String(Substring(string.utf8.dropFirst(restStart)))
+            if let end = UserInfo.endOfSchemelessCredentials(in: rest) {
+                return String(Substring(string.utf8.prefix(restStart))) + String(Substring(rest.utf8.dropFirst(end)))
+            }
+        }
         if let authority = UserInfo.authority(in: string) {
             guard let at = string[authority].lastIndex(of: "@") else { return string }
             return String(string[..<authority.lowerBound]) + String(string[string.index(after: at)...])
         }
         // No scheme: only `user:password@host…`, the form the parser misreads as scheme `user`
         // (`@types/node` and `alice@example.com` are paths, left as they are).
-        if let end = UserInfo.endOfSchemelessCredentials(in: string) {
-            return String(Substring(string.utf8.dropFirst(end)))
-        }
-        // A mistyped scheme (`https:/alice:pw@host`, `https//alice:pw@host`): the same after it.
-        guard let restStart = UserInfo.afterMistypedScheme(in: string) else { return string }
-        let rest = String(Substring(string.utf8.dropFirst(restStart)))
-        guard let end = UserInfo.endOfSchemelessCredentials(in: rest) else { return string }
-        return String(Substring(string.utf8.prefix(restStart))) + String(Substring(rest.utf8.dropFirst(end)))
+        guard let end = UserInfo.endOfSchemelessCredentials(in: string) else { return string }
+        return String(Substring(string.utf8.dropFirst(end)))
     }
 
     /// The first `limit` characters of a body, with the string values of credential-looking

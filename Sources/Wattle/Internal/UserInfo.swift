@@ -44,8 +44,9 @@ package enum UserInfo {
         }
     }
 
-    /// Where the text after a mistyped `http` or `https` scheme starts: `https:/`, `https:` and
-    /// `https//` in any case (not `https://`, whose authority ``authority(in:)`` finds) followed
+    /// Where the text after a mistyped `http` or `https` scheme starts: `https:/`, `https:`,
+    /// `https:///` and `https//` in any case (not `https://`, whose authority
+    /// ``authority(in:)`` finds) followed
     /// by more. The UTF-8 offset, or nil when the text does not begin so. What follows may be
     /// `user:password@host…`, a password to keep out of error lines and process lists. (Other
     /// schemes are not taken: `From:ada:x@example.com` is a header.)
@@ -60,7 +61,8 @@ package enum UserInfo {
             if index < bytes.count, bytes[index] == UInt8(ascii: ":") {
                 rest += 1
                 let slashes = bytes[rest...].prefix { $0 == slash }.count
-                guard slashes < 2 else { return nil }
+                // (Three or more, `https:///bob:pw@host`, libcurl reads as two.)
+                guard slashes != 2 else { return nil }
                 rest += slashes
             } else if index + 1 < bytes.count, bytes[index] == slash, bytes[index + 1] == slash {
                 rest += 2

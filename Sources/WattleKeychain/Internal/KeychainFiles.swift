@@ -149,16 +149,31 @@ enum KeychainFiles {
     /// name and linked into place, so the descriptor closed is never one of a file SQLite has
     /// open (a temporary a killed process left is removed by a later open, as the key file's).
     static func createPrivateFile(_ path: String) throws(KeychainFileError) {
-        if try checkPrivate(path) { return }
         KeyFile.removeStaleTemporaries(of: path)
+        if try checkPrivate(path) { return }
         let temporary = path + KeyFile.temporaryMarker + "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard descriptor >= 0 else {
-            throw KeychainFileError(path: path, reason: .cannotCreate, errno: errno)
+        var linkFailure: Int32
+        if descriptor >= 0 {
+            close(descriptor)
+            linkFailure = link(temporary, path) == 0 ? 0 : errno
+            unlink(temporary)
+        } else {
+            linkFailure = errno
         }
-        close(descriptor)
-        let linkFailure = link(temporary, path) == 0 ? 0 : errno
-        unlink(temporary)
+        if [ENAMETOOLONG, EPERM, ENOSYS, EOPNOTSUPP, EMLINK].contains(linkFailure) {
+            // A name with no room for the temporary's suffix, or a file system without hard
+            // links (vfat, some FUSE and SMB mounts): created in place. Its descriptor is
+            // closed at once, on a file no SQLite connection can have open yet but one racing
+            // this very moment.
+            let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            if created >= 0 {
+                close(created)
+                linkFailure = 0
+            } else {
+                linkFailure = errno
+            }
+        }
         if linkFailure != 0 && linkFailure != EEXIST {
             throw KeychainFileError(path: path, reason: .cannotCreate, errno: linkFailure)
         }

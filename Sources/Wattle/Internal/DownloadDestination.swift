@@ -1,0 +1,106 @@
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The file a download to a destination replaces (see
+/// ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``).
+enum DownloadDestination {
+    /// The most links followed, as the kernel's `MAXSYMLINKS`.
+    static let maximumLinks = 40
+
+    /// `destination`, or the file a symbolic link there names, followed link by link (replaced
+    /// in its place and the link kept, as `curl -o` writes through one). Refused, naming why:
+    /// - what a rename would destroy: a device, a named pipe, a socket or a folder, there or at
+    ///   the end of the links (as root, a download to `/dev/null` made it a plain file);
+    /// - a link to nothing, a loop, a link into `/proc` or `/dev/fd` (an open file of a
+    ///   process: `/dev/stdout` is the file the shell redirected to, which a rename would
+    ///   replace rather than write to);
+    /// - a link the kernel itself would not follow (`fs.protected_symlinks`): one in a folder
+    ///   anyone may write to and only owners may delete from (`/tmp`), owned by another user
+    ///   than this process's and the folder's, as another user may plant `/tmp/report.pdf`
+    ///   pointing at this user's `~/.bashrc`. (The links are read one by one, so the
+    ///   kernel's check would not apply unless it is made here.)
+    static func replacedFile(at destination: URL) throws(WattleError) -> URL {
+        var path = destination.path
+        var info = stat()
+        for hop in 0...maximumLinks {
+            guard lstat(path, &info) == 0 else {
+                // Nothing there: a new file, unless a link led here.
+                if hop == 0 { return destination }
+                throw refusal(destination, "it is a symbolic link to \(path), which \(reason(errno))")
+            }
+            guard info.st_mode & S_IFMT == S_IFLNK else { break }
+            let folder = parent(of: path)
+            if let owner = untrustedOwner(ofLink: info, in: folder) {
+                throw refusal(
+                    destination,
+                    "\(path) is a symbolic link that user \(owner) made in \(folder), a folder anyone may write to: not followed, as the kernel would not"
+                )
+            }
+            guard let target = readLink(path) else {
+                throw refusal(destination, "its symbolic link \(path) cannot be read: \(reason(errno))")
+            }
+            if target.hasPrefix("/proc/") || target.hasPrefix("/dev/fd/") || target == "/dev/fd" {
+                throw refusal(
+                    destination,
+                    "it leads to \(target), an open file of a process, which a download cannot replace; write to it directly"
+                )
+            }
+            path = target.hasPrefix("/") ? target : folder + (folder.hasSuffix("/") ? "" : "/") + target
+            if hop == maximumLinks {
+                throw refusal(destination, "it is a loop of symbolic links, or more than \(maximumLinks) of them")
+            }
+        }
+        let kind: String
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: return path == destination.path ? destination : URL(fileURLWithPath: path)
+        case S_IFDIR: kind = "a folder"
+        case S_IFCHR, S_IFBLK: kind = "a device"
+        case S_IFIFO: kind = "a named pipe"
+        case S_IFSOCK: kind = "a socket"
+        default: kind = "not a regular file"
+        }
+        throw refusal(
+            destination,
+            "it is \(kind)\(path == destination.path ? "" : " (\(path))"); a download is moved into place as a new file, which would replace it"
+        )
+    }
+
+    private static func refusal(_ destination: URL, _ reason: String) -> WattleError {
+        .fileError(path: destination.path, reason: reason)
+    }
+
+    private static func reason(_ code: Int32) -> String {
+        code == ENOENT ? "does not exist" : String(cString: strerror(code))
+    }
+
+    /// The folder a path names its file in (`/` for a file at the root).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The owner of a link the kernel's `fs.protected_symlinks` would not follow: one in a
+    /// sticky folder that everyone may write to, owned by neither this process's user nor the
+    /// folder's. Nil when the link may be followed.
+    private static func untrustedOwner(ofLink link: stat, in folder: String) -> uid_t? {
+        var folderInfo = stat()
+        guard stat(folder, &folderInfo) == 0 else { return nil }
+        let shared = folderInfo.st_mode & S_ISVTX != 0 && folderInfo.st_mode & S_IWOTH != 0
+        guard shared, link.st_uid != geteuid(), link.st_uid != folderInfo.st_uid else { return nil }
+        return link.st_uid
+    }
+
+    /// The text of the symbolic link at `path`, or nil with `errno` set.
+    private static func readLink(_ path: String) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(path, &buffer, buffer.count - 1)
+        guard count >= 0 else { return nil }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
