@@ -403,7 +403,12 @@ struct RequestInvocation: Equatable, Sendable {
     /// nil for a regular file, a folder or nothing there (the download handles those, and
     /// refuses the rest). `--continue` needs a file to resume.
     static func openSpecialFile(_ path: String, resuming: Bool) throws -> Int32? {
-        if let inherited = inheritedDescriptor(named: path) {
+        if let number = inheritedDescriptor(named: path) {
+            guard let inherited = writableInherited(number) else {
+                throw CLIError.usage(
+                    "\(path) is descriptor \(number), which this run was not given open for writing: give -o a file, or a descriptor opened for writing (1>file, 3>file)"
+                )
+            }
             if resuming {
                 throw CLIError.usage("--continue needs a regular file to resume, and \(path) is not one")
             }
@@ -437,21 +442,50 @@ struct RequestInvocation: Equatable, Sendable {
         return type == S_IFCHR || type == S_IFBLK || type == S_IFIFO
     }
 
-    /// The open descriptor of this process that `path` names, by name: `/dev/stdout` (1),
-    /// `/dev/stderr` (2), `/dev/fd/N` and `/proc/self/fd/N`; nil for any other path, or a
-    /// descriptor that is not open.
+    /// The open descriptor of this process that `path` names: `/dev/stdout` (1), `/dev/stderr`
+    /// (2), `/dev/fd/N`, `/proc/self/fd/N`, `/proc/thread-self/fd/N` and the like, however
+    /// spelled, found by where the path's links lead (the folder of its last link is this
+    /// process's `fd` folder in `/proc`). Only a descriptor this process was given when it
+    /// started (without close-on-exec: everything Wattle opens has it, such as the keychain's
+    /// database) and open for writing is written to (see ``writableInherited(_:)``); nil for
+    /// any other path.
     static func inheritedDescriptor(named path: String) -> Int32? {
-        let number: Int32?
-        switch path {
-        case "/dev/stdout": number = 1
-        case "/dev/stderr": number = 2
-        default:
-            let prefixes = ["/dev/fd/", "/proc/self/fd/", "/proc/\(getpid())/fd/"]
-            guard let prefix = prefixes.first(where: { path.hasPrefix($0) }) else { return nil }
-            number = Int32(path.dropFirst(prefix.count))
+        var current = path
+        for _ in 0..<8 {
+            let slash = current.lastIndex(of: "/")
+            let folder = slash.map { $0 == current.startIndex ? "/" : String(current[..<$0]) } ?? "."
+            let name = slash.map { String(current[current.index(after: $0)...]) } ?? current
+            if let number = Int32(name), number >= 0, isOwnDescriptorFolder(folder) { return number }
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let count = readlink(current, &buffer, buffer.count - 1)
+            guard count > 0 else { return nil }
+            let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            current = target.hasPrefix("/") ? target : folder + "/" + target
         }
-        guard let number, number >= 0, fcntl(number, F_GETFD) >= 0 else { return nil }
-        return number
+        return nil
+    }
+
+    /// Whether `folder` is this process's (or one of its threads') `fd` folder in `/proc`.
+    private static func isOwnDescriptorFolder(_ folder: String) -> Bool {
+        guard let resolved = realpath(folder, nil) else { return false }
+        defer { free(resolved) }
+        let real = String(cString: resolved)
+        let own = "/proc/\(getpid())/"
+        return real == own + "fd" || (real.hasPrefix(own + "task/") && real.hasSuffix("/fd"))
+    }
+
+    /// `descriptor` when it was inherited (no close-on-exec) and is open for writing, and not
+    /// a folder.
+    private static func writableInherited(_ descriptor: Int32) -> Int32? {
+        let flags = fcntl(descriptor, F_GETFD)
+        let status = fcntl(descriptor, F_GETFL)
+        var info = stat()
+        guard flags >= 0, flags & FD_CLOEXEC == 0, status >= 0, status & O_ACCMODE != O_RDONLY,
+            fstat(descriptor, &info) == 0, info.st_mode & S_IFMT != S_IFDIR
+        else { return nil }
+        return descriptor
     }
 
     /// Sends, or downloads with `-o`, and returns the response or the error.

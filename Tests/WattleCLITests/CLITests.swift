@@ -368,7 +368,8 @@ struct CLITests {
         try Data("before\n".utf8).write(to: log)
         var before = stat()
         #expect(stat(log.path, &before) == 0)
-        for name in ["/dev/stdout", "/dev/fd/1"] {
+        let names = ["/dev/stdout", "/dev/fd/1", "/dev//fd/1", "/proc/thread-self/fd/1"]
+        for name in names {
             let script = #""$0" -o "$1" "$2" >> "$3"; echo "status=$?" >&2"#
             let appended = try await CLI.run(
                 ["-c", script, CLI.binary.path, name, server.url("bytes/1000").absoluteString, log.path],
@@ -377,7 +378,15 @@ struct CLITests {
         }
         var after = stat()
         #expect(stat(log.path, &after) == 0 && after.st_ino == before.st_ino)
-        #expect(try Data(contentsOf: log) == Data("before\n".utf8) + Data(Pattern.bytes(1000) + Pattern.bytes(1000)))
+        #expect(
+            try Data(contentsOf: log)
+                == Data("before\n".utf8) + Data(Array(repeating: Pattern.bytes(1000), count: names.count).joined()))
+        // A descriptor given for reading only is refused before anything is sent.
+        let readOnly = try await CLI.run(
+            ["-c", #""$0" -o /dev/fd/3 "$1" 3<"$2""#, CLI.binary.path, url, log.path],
+            binary: URL(fileURLWithPath: "/bin/bash"))
+        #expect(readOnly.status == 1 && readOnly.stderr.contains("not given open for writing"), "\(readOnly.stderr)")
+        #expect(try Data(contentsOf: log).count == 7 + 1000 * names.count)
         #expect(
             try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() == ["log.txt", "null", "pipe"])
     }

@@ -178,6 +178,29 @@ struct DownloadTests {
             ])
     }
 
+    @Test("/dev/fd/N and /proc/thread-self/fd/N are a process's open files: refused, the file they lead to untouched")
+    func processDescriptorsRefused() async throws {
+        let session = makeSession(try await TestServer.shared())
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("open.txt")
+        try Data("kept".utf8).write(to: file)
+        let descriptor = open(file.path, O_RDWR | O_CLOEXEC)
+        try #require(descriptor >= 0)
+        defer { close(descriptor) }
+        // procfs's links read as the open file's own path, which the text of the path hides.
+        for name in ["/dev/fd/\(descriptor)", "/dev//fd/\(descriptor)", "/proc/thread-self/fd/\(descriptor)"] {
+            await expectWattleError({
+                _ = try await session.download("bytes/10", to: URL(fileURLWithPath: name))
+            }) {
+                guard case .fileError(_, let reason) = $0 else { return false }
+                return reason.contains("is an open file of a process")
+            }
+        }
+        #expect(try String(contentsOf: file, encoding: .utf8) == "kept")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["open.txt"])
+    }
+
     @Test(
         "a link another user planted in a shared sticky folder (/tmp) is not followed, as the kernel would not: the file it names stays"
     )

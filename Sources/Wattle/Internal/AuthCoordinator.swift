@@ -392,7 +392,7 @@ actor AuthCoordinator {
                             refusedRefresh
                             ? "the server rejected the refresh token, and obtaining a new token"
                             : renewal.obtains ? "obtaining a token" : "the token refresh"
-                        let failure = Self.refreshFailure(error, what: what)
+                        let failure = Self.refreshFailure(error, what: what, reached: reach.hasReached)
                         if Self.neverReachedServer(error), !reach.hasReached, !refusedRefresh {
                             // The window stops a refresh loop with a server that answers; during an
                             // outage it would lock refreshes out for its length once the network is back.
@@ -515,13 +515,14 @@ actor AuthCoordinator {
     /// refused refresh token:
     /// ``WattleError/authenticationFailed(reason:cause:)``, whose reason carries the cause (the
     /// network error's own description, or the status the refresh call got).
-    static func refreshFailure(_ error: any Error, what: String) -> WattleError {
+    static func refreshFailure(_ error: any Error, what: String, reached: Bool = false) -> WattleError {
         if let error = error as? WattleError, case .authenticationFailed = error { return error }
         // The call's own failure, when it was made: a request refused before it was sent
-        // (a bad URL or header) made none.
+        // (a bad URL or header) made none, unless a server had answered first (`reached`: a
+        // redirect to a URL that cannot be followed).
         var cause = error as? WattleError
         switch cause {
-        case .invalidURL?, .invalidHeader?, .invalidRequest?: cause = nil
+        case .invalidURL?, .invalidHeader?, .invalidRequest?: if !reached { cause = nil }
         default: break
         }
         // An OAuth error code names the cause (a refused client secret is `invalid_client`);

@@ -31,11 +31,22 @@ enum DownloadDestination {
         for hop in 0...maximumLinks {
             guard lstat(path, &info) == 0 else {
                 // Nothing there: a new file, unless a link led here.
-                if hop == 0 { return destination }
+                if hop == 0 {
+                    // (Another failure, say a file where a folder should be, is said as it is.)
+                    guard errno == ENOENT else { throw refusal(destination, reason(errno)) }
+                    return destination
+                }
                 throw refusal(destination, "it is a symbolic link to \(path), which \(reason(errno))")
             }
             guard info.st_mode & S_IFMT == S_IFLNK else { break }
             let folder = parent(of: path)
+            // `/dev/fd/1`, `/proc/thread-self/fd/1`: a process's open file, whatever the text of
+            // the path or of the link (procfs's links read as the file's own path).
+            if isOnProcFS(folder) {
+                throw refusal(
+                    destination,
+                    "\(path) is an open file of a process, which a download cannot replace; write to it directly")
+            }
             if let owner = untrustedOwner(ofLink: info, in: folder) {
                 throw refusal(
                     destination,
@@ -85,12 +96,21 @@ enum DownloadDestination {
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
+    /// Whether `folder` is on the file system mounted at `/proc` (`/dev/fd` is, through its
+    /// link): the same device.
+    private static func isOnProcFS(_ folder: String) -> Bool {
+        var info = stat()
+        var proc = stat()
+        return stat(folder, &info) == 0 && stat("/proc", &proc) == 0 && info.st_dev == proc.st_dev
+    }
+
     /// The owner of a link the kernel's `fs.protected_symlinks` would not follow: one in a
     /// sticky folder that everyone may write to, owned by neither this process's user nor the
-    /// folder's. Nil when the link may be followed.
+    /// folder's. Nil when the link may be followed; a folder that cannot be looked at is not
+    /// taken on trust.
     private static func untrustedOwner(ofLink link: stat, in folder: String) -> uid_t? {
         var folderInfo = stat()
-        guard stat(folder, &folderInfo) == 0 else { return nil }
+        guard stat(folder, &folderInfo) == 0 else { return link.st_uid }
         let shared = folderInfo.st_mode & S_ISVTX != 0 && folderInfo.st_mode & S_IWOTH != 0
         guard shared, link.st_uid != geteuid(), link.st_uid != folderInfo.st_uid else { return nil }
         return link.st_uid

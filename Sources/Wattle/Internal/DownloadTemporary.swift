@@ -52,6 +52,9 @@ final class DownloadTemporary: Sendable {
             // A new file with a name of its own: only a sweep may hold its lock, for a moment
             // (it checks a file's age before locking it, so not even that): wait for it.
             while flock(descriptor, LOCK_EX) != 0 {
+                // A file system without locks (NFS without lockd): on without one, as before
+                // there was one; a sweep elsewhere cannot lock such a file either.
+                if errno == ENOLCK || errno == EINVAL || errno == EOPNOTSUPP { break }
                 guard errno == EINTR else {
                     let reason = String(cString: strerror(errno))
                     close(descriptor)
