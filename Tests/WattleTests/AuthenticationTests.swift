@@ -754,13 +754,19 @@ struct AuthenticationTests {
             $0.authenticator?.refreshWindow = .seconds(3600)
         }
         var reasons: [String] = []
+        var causes: [WattleError?] = []
         for _ in 0..<4 {
             await expectWattleError({ _ = try await fixture.session.get("api/whoami") }) {
-                guard case .authenticationFailed(let reason, _) = $0 else { return false }
+                guard case .authenticationFailed(let reason, let cause) = $0 else { return false }
                 reasons.append(reason)
+                causes.append(cause)
                 return true
             }
         }
+        // A call was made (the server answered the redirect): its failure is the cause; at the
+        // cap none was made.
+        #expect(causes.prefix(2).allSatisfy { if case .invalidURL? = $0 { true } else { false } }, "\(causes)")
+        #expect(causes.suffix(2).allSatisfy { $0 == nil }, "\(causes)")
         #expect(fixture.server.stats.hits("/redirect/307") == 2)
         #expect(reasons.suffix(2).allSatisfy { $0.contains("more than 2 times") }, "\(reasons)")
         try await fixture.server.stop()

@@ -207,7 +207,7 @@ struct RedactionTests {
             "alice:1234s3cr3t-value@",
             // A mistyped scheme: under the base URL this was a path, the password in it.
             "https//alice:s3cr3t-value@127.0.0.1:\(server.port)/echo",
-            "HTTP//alice:s3cr3t-value@127.0.0.1",
+            "HTTP//alice:s3cr3t-value@127.0.0.1", "https//alice:s3cr3t-value@127.0.0.1:{{port}}/echo",
         ] {
             await expectWattleError({ _ = try await session.get(endpoint) }) {
                 guard case .invalidURL = $0 else { return false }
