@@ -452,17 +452,14 @@ struct RequestInvocation: Equatable, Sendable {
     static func inheritedDescriptor(named path: String) -> Int32? {
         var current = path
         for _ in 0..<8 {
-            let slash = current.lastIndex(of: "/")
-            let folder = slash.map { $0 == current.startIndex ? "/" : String(current[..<$0]) } ?? "."
-            let name = slash.map { String(current[current.index(after: $0)...]) } ?? current
+            let folder = DownloadDestination.parent(of: current)
+            let name = current.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? current
             if let number = Int32(name), number >= 0, isOwnDescriptorFolder(folder) { return number }
             var info = stat()
-            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return nil }
-            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-            let count = readlink(current, &buffer, buffer.count - 1)
-            guard count > 0 else { return nil }
-            let target = String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            current = target.hasPrefix("/") ? target : folder + "/" + target
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK,
+                let next = DownloadDestination.next(afterLink: current, in: folder)
+            else { return nil }
+            current = next
         }
         return nil
     }

@@ -9,7 +9,7 @@ import Glibc
 
 /// The file a download to a destination replaces (see
 /// ``Session/download(_:to:durability:resumable:progress:)-(Request,_,_,_,_)``).
-enum DownloadDestination {
+package enum DownloadDestination {
     /// The most links followed, as the kernel's `MAXSYMLINKS`.
     static let maximumLinks = 40
 
@@ -62,7 +62,7 @@ enum DownloadDestination {
                     "it leads to \(target), an open file of a process, which a download cannot replace; write to it directly"
                 )
             }
-            path = target.hasPrefix("/") ? target : folder + (folder.hasSuffix("/") ? "" : "/") + target
+            path = resolved(target, in: folder)
             if hop == maximumLinks {
                 throw refusal(destination, "it is a loop of symbolic links, or more than \(maximumLinks) of them")
             }
@@ -91,7 +91,7 @@ enum DownloadDestination {
     }
 
     /// The folder a path names its file in (`/` for a file at the root).
-    private static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
@@ -114,6 +114,17 @@ enum DownloadDestination {
         let shared = folderInfo.st_mode & S_ISVTX != 0 && folderInfo.st_mode & S_IWOTH != 0
         guard shared, link.st_uid != geteuid(), link.st_uid != folderInfo.st_uid else { return nil }
         return link.st_uid
+    }
+
+    /// The path the symbolic link at `path` (in `folder`) leads to, one link on; nil with
+    /// `errno` set when it cannot be read.
+    package static func next(afterLink path: String, in folder: String) -> String? {
+        readLink(path).map { resolved($0, in: folder) }
+    }
+
+    /// A link's text as a path: as it is when absolute, else under the link's folder.
+    private static func resolved(_ target: String, in folder: String) -> String {
+        target.hasPrefix("/") ? target : folder + (folder.hasSuffix("/") ? "" : "/") + target
     }
 
     /// The text of the symbolic link at `path`, or nil with `errno` set.

@@ -48,9 +48,7 @@ package enum EndpointResolver {
             // `https//alice:pw@host/me`, a mistyped scheme: the same, or the password would go
             // in the path to the base URL's server.
             // (Whatever follows the `@`: a mistyped scheme is sign enough, `:{{port}}` too.)
-            if let rest = UserInfo.afterMistypedScheme(in: trimmed),
-                UserInfo.endOfSchemelessCredentials(in: String(Substring(trimmed.utf8.dropFirst(rest)))) != nil
-            {
+            if UserInfo.credentialsAfterMistypedScheme(in: trimmed) != nil {
                 throw Self.credentialsWithoutScheme(trimmed)
             }
             guard let baseURL else {

@@ -146,11 +146,9 @@ package enum Redaction {
     static func withoutUserInfo(_ string: String) -> String {
         // A mistyped scheme (`https:/alice:pw@host`, `https:///alice:pw@host`,
         // `https//alice:pw@host`): credentials right after it.
-        if let restStart = UserInfo.afterMistypedScheme(in: string) {
-            let rest = String(Substring(string.utf8.dropFirst(restStart)))
-            if let end = UserInfo.endOfSchemelessCredentials(in: rest) {
-                return String(Substring(string.utf8.prefix(restStart))) + String(Substring(rest.utf8.dropFirst(end)))
-            }
+        if let credentials = UserInfo.credentialsAfterMistypedScheme(in: string) {
+            return String(Substring(string.utf8.prefix(credentials.lowerBound)))
+                + String(Substring(string.utf8.dropFirst(credentials.upperBound)))
         }
         if let authority = UserInfo.authority(in: string) {
             guard let at = string[authority].lastIndex(of: "@") else { return string }

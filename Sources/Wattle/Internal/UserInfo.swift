@@ -73,6 +73,16 @@ package enum UserInfo {
         }
     }
 
+    /// The credentials right after a mistyped scheme (``afterMistypedScheme(in:)``), as
+    /// ``endOfSchemelessCredentials(in:hostFollows:)`` finds them: UTF-8 offsets from the end of
+    /// the scheme to just after the `@` (`https//alice:pw@host` gives the range of `alice:pw@`).
+    static func credentialsAfterMistypedScheme(in string: String) -> Range<Int>? {
+        guard let start = afterMistypedScheme(in: string),
+            let length = endOfSchemelessCredentials(in: String(Substring(string.utf8.dropFirst(start))))
+        else { return nil }
+        return start..<(start + length)
+    }
+
     /// Whether what follows the `@` reads as a host, which is anything but text whose colon
     /// (after an IPv6 literal's brackets) is followed by more than digits: `host`, `host:8443`,
     /// `build_server`, `bücher.de`, `[::1]:8080` and an empty host are hosts, so their
