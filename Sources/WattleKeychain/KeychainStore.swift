@@ -17,7 +17,8 @@ import Darwin
 ///
 /// A store is safe to use from many threads and tasks at once (its operations run one at a
 /// time under a lock), and several processes may open the same file (SQLite WAL with
-/// `BEGIN IMMEDIATE` writes and a busy timeout). A store opens its file lazily, on first use,
+/// `BEGIN IMMEDIATE` writes). A write waits up to 30 s for another process's write to end,
+/// without holding the store's lock: the store's reads and ``lock()`` go on meanwhile. A store opens its file lazily, on first use,
 /// unless created with a throwing initializer.
 ///
 /// ```swift
@@ -51,6 +52,8 @@ public final class KeychainStore: Sendable {
         /// once it is open (``unlock(with:)`` needs them again); a key file's URL and an
         /// in-memory store's credential are kept for ``unlock()``.
         var credential: KeychainCredential?
+        /// ``KeychainStore/writeLockTimeout``.
+        var writeLockTimeout: Duration = .seconds(30)
     }
 
     let source: Source
@@ -139,7 +142,42 @@ public final class KeychainStore: Sendable {
     }
 
     func withEngine<T: Sendable>(_ body: (KeychainEngine) throws -> T) throws -> T {
-        try state.withLock { state throws -> T in try body(try engine(&state)) }
+        try waitingForWriteLock { try state.withLock { state throws -> T in try body(try engine(&state)) } }
+    }
+
+    /// Runs `attempt`, which takes the store's lock, again while another connection to the file
+    /// (another process, or another store) holds its write lock: between attempts the store's
+    /// lock is not held, so this store's reads and ``lock()`` go on while a write waits. After
+    /// ``writeLockTimeout`` of waiting, ``KeychainError/notAvailable``.
+    ///
+    /// Each attempt starts over: a write transaction begins before anything is changed, so an
+    /// attempt refused for the lock has done nothing.
+    private func waitingForWriteLock<T>(_ attempt: () throws -> T) throws -> T {
+        var deadline: ContinuousClock.Instant?
+        // Short pauses first (another process's write holds the lock for one fsync, a few ms),
+        // growing to 50 ms, as SQLite's own busy handler does.
+        var pauseMicroseconds: Int64 = 1_000
+        while true {
+            do {
+                return try attempt()
+            } catch is SQLiteStorage.WriteLockBusy {
+                let now = ContinuousClock.now
+                let end = deadline ?? now + state.withLock { $0.writeLockTimeout }
+                deadline = end
+                guard now < end else { throw KeychainError.notAvailable }
+                let left = (end - now).components
+                let leftMicroseconds = left.seconds * 1_000_000 + left.attoseconds / 1_000_000_000_000 + 1
+                usleep(useconds_t(min(pauseMicroseconds, leftMicroseconds)))
+                pauseMicroseconds = min(pauseMicroseconds * 2, 50_000)
+            }
+        }
+    }
+
+    /// How long a write waits for another connection's write lock before it fails with
+    /// ``KeychainError/notAvailable``: 30 s (tests shorten it).
+    var writeLockTimeout: Duration {
+        get { state.withLock { $0.writeLockTimeout } }
+        set { state.withLock { $0.writeLockTimeout = newValue } }
     }
 
     /// The open engine, opened (or made) now with the store's own credential if need be;
@@ -250,6 +288,11 @@ public final class KeychainStore: Sendable {
     /// - Throws: ``KeychainError/authFailed`` when it does not open this keychain (the keychain
     ///   stays locked, or unopened).
     public func unlock(with credential: KeychainCredential) throws {
+        try waitingForWriteLock { try unlockOnce(with: credential) }
+    }
+
+    /// ``unlock(with:)``, one attempt under the lock.
+    private func unlockOnce(with credential: KeychainCredential) throws {
         try state.withLock { state in
             if state.engine == nil, source.holdsAKeychain {
                 do {
@@ -288,10 +331,12 @@ public final class KeychainStore: Sendable {
     public func changeCredential(to credential: KeychainCredential) throws {
         // Under one hold of the lock: two changes at once leave what ``unlock()`` uses naming
         // the credential that is on disk.
-        try state.withLock { state in
-            try engine(&state).changeCredential(to: credential)
-            // What ``unlock()`` uses from now on, when it may be kept.
-            state.credential = keeps(credential) ? credential : nil
+        try waitingForWriteLock {
+            try state.withLock { state in
+                try engine(&state).changeCredential(to: credential)
+                // What ``unlock()`` uses from now on, when it may be kept.
+                state.credential = keeps(credential) ? credential : nil
+            }
         }
     }
 

@@ -22,8 +22,16 @@ final class SQLiteConnection {
     /// The `errno` of SQLite's last failed system call on this connection.
     var systemErrno: Int32 { sqlite3_system_errno(handle) }
 
+    /// How long a statement waits for a lock another connection holds before it fails with
+    /// `SQLITE_BUSY`: 30 s, so that a process stopped while it holds one gives an error.
+    static let defaultBusyTimeoutMilliseconds: Int32 = 30_000
+    /// This connection's busy timeout.
+    let busyTimeoutMilliseconds: Int32
+
     /// Opens (creating when asked) a database with a busy timeout.
-    init(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = 30_000) throws(KeychainError) {
+    init(path: String, create: Bool = true, busyTimeoutMilliseconds: Int32 = defaultBusyTimeoutMilliseconds)
+        throws(KeychainError)
+    {
         var db: OpaquePointer?
         var flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_EXRESCODE
         if create { flags |= SQLITE_OPEN_CREATE }
@@ -34,6 +42,7 @@ final class SQLiteConnection {
         }
         handle = db
         self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
         sqlite3_busy_timeout(db, busyTimeoutMilliseconds)
         sqlite3_extended_result_codes(db, 1)
     }
@@ -166,6 +175,18 @@ final class SQLiteStatement {
     func run() throws(KeychainError) {
         defer { reset() }
         while try step() {}
+    }
+
+    /// Runs a statement that takes a lock (`BEGIN IMMEDIATE`) once, without waiting: false when
+    /// another connection holds the lock (`SQLITE_BUSY`), whatever the connection's busy timeout.
+    func runUnlessBusy(on connection: SQLiteConnection) throws(KeychainError) -> Bool {
+        defer { reset() }
+        sqlite3_busy_timeout(connection.handle, 0)
+        defer { sqlite3_busy_timeout(connection.handle, connection.busyTimeoutMilliseconds) }
+        let status = sqlite3_step(handle)
+        if status & 0xff == SQLITE_BUSY { return false }
+        guard status == SQLITE_DONE || status == SQLITE_ROW else { throw SQLiteConnection.error(status) }
+        return true
     }
 
     func reset() {

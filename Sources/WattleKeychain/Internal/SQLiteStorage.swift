@@ -141,11 +141,17 @@ final class SQLiteStorage: RowStorage {
         }
     }
 
+    /// Thrown by ``write(_:)`` when another connection holds the write lock: nothing was done,
+    /// and the whole operation may be tried again.
+    struct WriteLockBusy: Error {}
+
     func write<T>(_ body: () throws -> T) throws -> T {
         if inTransaction { return try body() }
         // All three before the transaction begins, so that it can always end.
         let (begin, commit, rollback) = (try statement(.begin), try statement(.commit), try statement(.rollback))
-        try begin.run()
+        // Not waiting here for another connection's write: the store waits without its lock
+        // held, so that its reads and `lock()` go on meanwhile (``KeychainStore``).
+        guard try begin.runUnlessBusy(on: connection) else { throw WriteLockBusy() }
         inTransaction = true
         defer { inTransaction = false }
         do {
