@@ -69,13 +69,29 @@ struct RequestCommand: AsyncParsableCommand {
             """)
     var session: String?
 
+    @Option(
+        name: [.short, .customLong("print")],
+        help: """
+            What to print on standard output, as httpie's --print: any of H (request head), B (request body), \
+            h (response head), b (response body). Without it, the response body (a HEAD's head).
+            """)
+    var printParts: String?
+
+    @Flag(
+        help: """
+            Build the request and print it (its head and body, or what --print H and B choose) without sending \
+            it: nothing goes out, and no token or cookie is read from the keychain.
+            """)
+    var offline = false
+
     /// The parsed command as plain values.
     var invocation: RequestInvocation {
         RequestInvocation(
             // `-o -` is standard output, as in curl and httpie (not a file named `-`).
             words: words, connection: connection.settings, verbose: verbose, output: output == "-" ? nil : output,
             continueDownload: continueDownload, follow: follow, maxRedirects: maxRedirects, form: form,
-            ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session)
+            ignoreStdin: ignoreStdin, stream: stream, auth: auth, session: session, printParts: printParts,
+            offline: offline)
     }
 
     func run() async throws {

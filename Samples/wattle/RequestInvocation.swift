@@ -40,6 +40,10 @@ struct RequestInvocation: Equatable, Sendable {
     var auth: String?
     /// `--session`: the name of the cookie jar kept for the URL's origin.
     var session: String?
+    /// `-p`, `--print`: the letters of what goes to standard output (`PrintSelection`).
+    var printParts: String?
+    /// `--offline`: print the request, send nothing.
+    var offline = false
 
     /// A request ready to go: what `prepare()` builds before anything is sent.
     struct Prepared: Sendable {
@@ -51,7 +55,18 @@ struct RequestInvocation: Equatable, Sendable {
         /// origin is not the base URL's, so the session's `willSend` hook, which prints the
         /// requests to that origin as they go out, does not see it.
         var printsRequestFirst = false
+        /// With `--offline`, the transport that prints the request instead of sending it.
+        var offline: OfflineTransport?
     }
+
+    /// What `--print` (or `--offline`) sends to standard output; nil for the usual output.
+    func printSelection() throws(CLIError) -> PrintSelection? {
+        guard let printParts else { return offline ? .request : nil }
+        return try PrintSelection(parsing: printParts)
+    }
+
+    /// Whether the response's body goes to standard output (unless `-o` takes it).
+    private var printsResponseBody: Bool { (try? printSelection())?.responseBody ?? true }
 
     /// Sends the request, prints the outcome, and throws `ExitCode` for any exit status but 0.
     func run() async throws {
@@ -154,6 +169,19 @@ struct RequestInvocation: Equatable, Sendable {
         if stream, output != nil {
             throw CLIError.usage("--stream prints the body as it arrives, -o writes it to a file: give one of the two")
         }
+        let printing = try printSelection()
+        if printing != nil, verbose {
+            throw CLIError.usage(
+                "-v prints the heads on standard error, \(offline ? "--offline" : "--print") chooses what goes to standard output: give one of the two"
+            )
+        }
+        if offline, output != nil { throw CLIError.usage("--offline sends nothing, so -o has no body to save") }
+        if offline, session != nil {
+            throw CLIError.usage("--offline reads nothing from the keychain, so --session's cookies would not be shown")
+        }
+        if printing?.responseBody == true, output != nil {
+            throw CLIError.usage("--print b prints the body, -o writes it to a file: leave b out of --print with -o")
+        }
         if let maxRedirects {
             guard follow else { throw CLIError.usage("--max-redirects limits --follow: give --follow too") }
             guard maxRedirects >= 1 else {
@@ -240,15 +268,36 @@ struct RequestInvocation: Equatable, Sendable {
         // or WATTLE_BASE_URL names another) as it goes out, after the session has added the
         // kept token, the user agent, the body's type and the defaults; a request to another
         // origin is printed as built, before it is sent.
+        if offline {
+            // As the session would send it, with nothing read from the keychain (no stored
+            // token, which may need a refresh, itself a request).
+            configuration.authenticator = nil
+            let transport = OfflineTransport(printing: printing ?? .request)
+            var prepared = Prepared(
+                request: request, session: Session(configuration: configuration, transport: transport))
+            prepared.offline = transport
+            return prepared
+        }
         var printsRequestFirst = false
-        if verbose {
-            configuration.willSend = { Self.printSent($0) }
+        if let shown = requestPrinting(printing) {
+            configuration.willSend = { request in
+                RequestPrinter.print(request, head: shown.head, body: shown.body, to: shown.descriptor)
+                return [:]
+            }
             let base = (configuration.baseURL ?? origin).absoluteString
             printsRequestFirst = (try? connection.origin(of: base)) != origin
         }
         var prepared = Prepared(request: request, session: Self.session(configuration, for: request))
         prepared.printsRequestFirst = printsRequestFirst
         return prepared
+    }
+
+    /// What of the request is printed and where: its head on stderr for `-v`, what `--print`'s
+    /// `H` and `B` choose on stdout; nil for nothing.
+    private func requestPrinting(_ printing: PrintSelection?) -> (head: Bool, body: Bool, descriptor: Int32)? {
+        if verbose { return (true, false, 2) }
+        guard let printing, printing.printsRequest else { return nil }
+        return (printing.requestHead, printing.requestBody, 1)
     }
 
     /// Whether an `Authorization:` item left the header out: no credentials go, so no stored
@@ -313,10 +362,25 @@ struct RequestInvocation: Equatable, Sendable {
     /// Sends the prepared request and prints the outcome; returns the exit code.
     func send(_ prepared: Prepared) async throws -> Int32 {
         let (request, session) = (prepared.request, prepared.session)
-        if prepared.printsRequestFirst { printRequest(request, session: session) }
+        if let offline = prepared.offline {
+            do {
+                _ = try await session.send(request)
+            } catch {
+                // The transport printed the request and stopped the session; an error before it
+                // (a header the session refuses, say) is reported.
+                guard offline.hasPrinted else { throw error }
+            }
+            return ExitStatus.success
+        }
+        if prepared.printsRequestFirst, let shown = requestPrinting(try printSelection()) {
+            RequestPrinter.print(
+                request, baseURL: session.configuration.baseURL, head: shown.head, body: shown.body,
+                to: shown.descriptor)
+        }
         // To a file or a pipe the body is written as it arrives (`wattle URL > file`): a body
         // of any size, in constant memory, as with `-S`.
-        if output == nil, stream || !FileHandleOutput.isTerminal(1) {
+        // (A body not printed is not read either: the exchange stops after the head.)
+        if output == nil, stream || !FileHandleOutput.isTerminal(1) || !printsResponseBody {
             return try await sendStreaming(request, session: session)
         }
         // `-o /dev/null`, a named pipe or a terminal: written through, as curl does (a download
@@ -334,18 +398,16 @@ struct RequestInvocation: Equatable, Sendable {
             }
             return reportStatus(failed, error: error)
         }
-        if verbose { printResponseHead(response) }
-        printHeadAnswer(response, method: request.method)
-        if output == nil { printBody(response) }
+        printHead(response)
+        if output == nil, printsResponseBody { printBody(response) }
         return ExitStatus.success
     }
 
     /// Prints a non-2xx answer (head with `-v`, body, error line) and returns its exit code.
     private func reportStatus(_ failed: Response, error: WattleError) -> Int32 {
-        if verbose { printResponseHead(failed) }
         // `wattle HEAD URL | grep -i etag` reads the head whatever the status.
-        printHeadAnswer(failed, method: failed.method)
-        printBody(failed)
+        printHead(failed)
+        if printsResponseBody { printBody(failed) }
         // The URL with credential-looking parts redacted; an unfollowed redirect also says, on
         // the same line, where it leads (httpie shows it in the headers it prints).
         var line = error.description
@@ -374,8 +436,9 @@ struct RequestInvocation: Equatable, Sendable {
         } catch .httpStatus(let failed) {
             return reportStatus(failed, error: .httpStatus(failed))
         }
-        if verbose { printResponseHead(stream.response) }
-        printHeadAnswer(stream.response, method: request.method)
+        printHead(stream.response)
+        // `--print` without `b`: the body stays unread, and the exchange ends with the stream.
+        if self.output == nil, !printsResponseBody { return ExitStatus.success }
         do {
             // A write that fails (the reader of a pipe gone, `| head -1`) ends the stream, which
             // may never end by itself; the write has said why, and the run exits 1.
@@ -518,26 +581,6 @@ struct RequestInvocation: Equatable, Sendable {
         return result.mapError { $0 as? WattleError ?? .cancelled }
     }
 
-    /// Prints a request as built, before the session adds its headers (for a request the
-    /// `willSend` hook does not see).
-    private func printRequest(_ request: Request, session: Session) {
-        let url = (try? request.url(relativeTo: session.configuration.baseURL))?.absoluteString ?? request.endpoint
-        var lines = ["\(request.method) \(Redaction.fullURL(url))"]
-        if request.headers.count > 0 { lines.append(request.headers.description) }
-        FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)
-    }
-
-    /// Prints a request as the session sends it (a `willSend` hook that adds nothing).
-    private static func printSent(_ request: TransportRequest) -> HTTPHeaders {
-        // The URL as the session's logs show it: no user-info, credential-looking query values redacted.
-        var lines = ["\(request.method) \(Redaction.fullURL(request.url.absoluteString))"]
-        // Credentials redacted, as in the session's logs: a token, `-a`'s Basic value (the
-        // password in base64), a header whose name says it holds one.
-        if request.headers.count > 0 { lines.append(request.headers.description) }
-        FileHandleOutput.write(lines.joined(separator: "\n") + "\n\n", to: 2)
-        return [:]
-    }
-
     /// Prints the status line and the headers (credentials redacted), on stderr for `-v`, and on
     /// stdout for a `HEAD` (whose answer is nothing else).
     private func printResponseHead(_ response: Response, to descriptor: Int32 = 2) {
@@ -553,9 +596,19 @@ struct RequestInvocation: Equatable, Sendable {
         FileHandleOutput.write(text + (descriptor == 2 ? "\n" : ""), to: descriptor)
     }
 
-    /// A `HEAD` request's answer is its head: printed on stdout, unless `-v` printed it already.
-    private func printHeadAnswer(_ response: Response, method: HTTPMethod) {
-        if method == .head, !verbose, output == nil { printResponseHead(response, to: 1) }
+    /// Prints the response's head where it goes: on stderr for `-v`; on stdout for `--print h`
+    /// (a blank line after it when the body follows), or for a `HEAD` request, whose answer it
+    /// is, when neither `-v` nor `--print` chose otherwise.
+    private func printHead(_ response: Response) {
+        if verbose {
+            printResponseHead(response)
+        } else if let printing = try? printSelection() {
+            guard printing.responseHead else { return }
+            printResponseHead(response, to: 1)
+            if printing.responseBody, output == nil { FileHandleOutput.write("\n", to: 1) }
+        } else if response.method == .head, output == nil {
+            printResponseHead(response, to: 1)
+        }
     }
 
     private func printBody(_ response: Response) {

@@ -1,0 +1,166 @@
+import Foundation
+import Testing
+import WattleDemoServer
+
+/// `wattle --print WHAT` (`-p`) and `--offline`, as httpie's: which parts of the exchange go to
+/// standard output, and a request printed without being sent.
+@Suite("The wattle CLI: --print chooses what is printed, --offline sends nothing")
+struct CLIPrintTests {
+    @Test("--offline prints the request as the session would send it, and nothing reaches the server")
+    func offlinePrintsTheRequest() async throws {
+        let server = try await DemoServer.start()
+        let url = server.url("echo").absoluteString
+        let result = try await CLI.run(["--offline", "POST", url, "a=b", "n:=3", "X-Trace:abc"])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(
+            result.text.hasPrefix("POST \(url)\nX-Trace: abc\nAccept: application/json, */*;q=0.5\n"), "\(result.text)")
+        // What the session adds: its user agent, the body's type.
+        #expect(result.text.contains("\nUser-Agent: Wattle/"), "\(result.text)")
+        #expect(result.text.contains("\nContent-Type: application/json\n"), "\(result.text)")
+        #expect(result.text.hasSuffix("\n\n{\"a\":\"b\",\"n\":3}\n\n"), "\(result.text)")
+        #expect(server.stats.connectionCount == 0 && server.stats.totalRequests == 0)
+        try await server.stop()
+
+        // Nothing listens there: a request sent would fail with exit 2.
+        let closed = try await CLI.run(["--offline", "http://127.0.0.1:\(try Self.closedPort())/x"])
+        #expect(closed.status == 0 && closed.text.hasPrefix("GET http://127.0.0.1:"), "\(closed.stderr)")
+    }
+
+    @Test("--offline shows -a's credentials redacted, a file's bytes as a note, and --print H or B alone")
+    func offlineParts() async throws {
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("upload.bin")
+        try Data([0, 1, 2, 0xFF, 9]).write(to: file)
+        let url = "http://127.0.0.1:\(try Self.closedPort())/up"
+
+        let form = try await CLI.run([
+            "--offline", "-a", "alice:s3cret", "--form", "POST", url, "a=b", "f@\(file.path)",
+        ])
+        #expect(form.status == 0, "\(form.stderr)")
+        #expect(form.text.contains("Authorization: <redacted>"), "\(form.text)")
+        #expect(!form.text.contains("s3cret") && !form.text.contains("YWxpY2U6czNjcmV0"), "\(form.text)")
+        #expect(form.text.contains("Content-Type: multipart/form-data; boundary="), "\(form.text)")
+        #expect(form.text.contains("name=\"a\"\r\n\r\nb\r\n"), "\(form.text)")
+        #expect(form.text.contains("filename=\"upload.bin\""), "\(form.text)")
+        #expect(form.text.contains("[the contents of \(file.path) (5 bytes)]\r\n--"), "\(form.text)")
+        #expect(!form.stdout.contains(0xFF))
+
+        let head = try await CLI.run(["--offline", "-p", "H", "PUT", url, "a=b"])
+        #expect(head.status == 0 && head.text.hasPrefix("PUT \(url)\n"), "\(head.stderr)")
+        #expect(head.text.hasSuffix("\n\n") && !head.text.contains("{\"a\""), "\(head.text)")
+        let body = try await CLI.run(["--offline", "-p", "B", "PUT", url, "a=b"])
+        #expect(body.status == 0 && body.text == "{\"a\":\"b\"}\n\n", "\(body.text)")
+    }
+
+    @Test("--print h prints the status line and headers alone, with the exit status of the answer")
+    func responseHeadOnly() async throws {
+        let server = try await Servers.plain.value
+        let ok = try await CLI.run(["-p", "h", server.url("user").absoluteString])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.text.hasPrefix("HTTP/1.1 200\n") && ok.text.contains("Content-Type: application/json\n"))
+        #expect(!ok.text.contains("{"), "no body: \(ok.text)")
+        let missing = try await CLI.run(["-p", "h", server.url("nothing-here").absoluteString])
+        #expect(missing.status == 4 && missing.text.hasPrefix("HTTP/1.1 404\n"), "\(missing.text)")
+        #expect(!missing.text.contains("{"), "\(missing.text)")
+        #expect(missing.stderr.contains("HTTP 404"), "\(missing.stderr)")
+        // A HEAD request's head is what --print h shows; --print b shows nothing of it.
+        let head = try await CLI.run(["-p", "h", "HEAD", server.url("user").absoluteString])
+        #expect(head.status == 0 && head.text.hasPrefix("HTTP/1.1 200\n"), "\(head.text)")
+        let headBody = try await CLI.run(["-p", "b", "HEAD", server.url("user").absoluteString])
+        #expect(headBody.status == 0 && headBody.text.isEmpty, "\(headBody.text)")
+    }
+
+    @Test("--print hb prints the head, a blank line and the body; Hh the request's head then the response's")
+    func severalParts() async throws {
+        let server = try await Servers.plain.value
+        let url = server.url("user").absoluteString
+        let both = try await CLI.run(["-p", "hb", url])
+        #expect(both.status == 0, "\(both.stderr)")
+        let parts = both.text.components(separatedBy: "\n\n")
+        #expect(parts.count == 2 && parts[0].hasPrefix("HTTP/1.1 200\n") && parts[1].hasPrefix("{"), "\(both.text)")
+
+        let heads = try await CLI.run(["-p", "Hh", url, "X-Trace:abc"])
+        #expect(heads.status == 0, "\(heads.stderr)")
+        #expect(heads.text.hasPrefix("GET \(url)\nX-Trace: abc\n"), "\(heads.text)")
+        let request = try #require(heads.text.range(of: "X-Trace: abc"))
+        let response = try #require(heads.text.range(of: "HTTP/1.1 200\n"))
+        #expect(request.upperBound < response.lowerBound)
+        #expect(!heads.text.contains("{"), "\(heads.text)")
+
+        let sent = try await CLI.run(["-p", "B", "POST", server.url("echo").absoluteString, "a=b"])
+        #expect(sent.status == 0 && sent.text == "{\"a\":\"b\"}\n\n", "\(sent.text)")
+    }
+
+    @Test("--print h with -o: the head on stdout, the body in the file")
+    func headWithOutputFile() async throws {
+        let server = try await Servers.plain.value
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("user.json")
+        let result = try await CLI.run(["-p", "h", "-o", file.path, server.url("user").absoluteString])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.hasPrefix("HTTP/1.1 200\n") && !result.text.contains("{"), "\(result.text)")
+        #expect(try Data(contentsOf: file).first == UInt8(ascii: "{"))
+    }
+
+    @Test("--offline on a terminal shows a JSON body pretty, and a binary body as a note")
+    func offlineOnATerminal() async throws {
+        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        let json = try await CLI.runOnTerminal(["--offline", "POST", url, "name=alice"])
+        #expect(json.status == 0, "\(json.screen)")
+        #expect(json.screen.contains("\"name\""), "\(json.screen)")
+        #expect(json.screen.contains("alice"), "\(json.screen)")
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("bytes")
+        try Data([0x1B, 0x5D, 0x30, 0x3B, 0x78, 0x07]).write(to: file)
+        let binary = try await CLI.runOnTerminal([
+            "--offline", "POST", url, "Content-Type:application/octet-stream", "@\(file.path)",
+        ])
+        #expect(binary.status == 0, "\(binary.screen)")
+        #expect(binary.screen.contains("[the contents of \(file.path) (6 bytes)]"), "\(binary.screen)")
+        #expect(!binary.screen.contains("\u{1B}]0;"), "\(binary.screen)")
+    }
+
+    @Test("--print and --offline refuse what they cannot do, before anything is sent")
+    func usageErrors() async throws {
+        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        let cases: [([String], String)] = [
+            (["-p", "x", url], "\"x\" is not one of H"),
+            (["-p", "", url], "--print needs one or more"),
+            (["-v", "-p", "h", url], "give one of the two"),
+            (["-v", "--offline", url], "give one of the two"),
+            (["-p", "hb", "-o", "/tmp/wattle-never", url], "leave b out of --print with -o"),
+            (["--offline", "-o", "/tmp/wattle-never", url], "--offline sends nothing"),
+            (["--offline", "--session", "s", url], "--session's cookies"),
+        ]
+        for (arguments, message) in cases {
+            let result = try await CLI.run(arguments)
+            #expect(result.status == 1 && result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            #expect(result.text.isEmpty, "\(arguments): \(result.text)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/wattle-never"))
+    }
+
+    /// A port on 127.0.0.1 where nothing listens (bound, never listening, held while the
+    /// process runs): a connection there is refused.
+    static func closedPort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
+        }
+        var length = size
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        guard bound == 0, named == 0 else { throw POSIXError(.EADDRINUSE) }
+        // Kept open (never closed): the port stays this process's, so no server takes it.
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
