@@ -104,6 +104,14 @@ public struct MultipartPart: Sendable, Hashable {
         }
     }
 
+    /// Whether `bytes` occur in what the part puts in the body from memory: its name, file name
+    /// and content type, and its bytes unless they come from a file (not read for this).
+    func holds(_ bytes: Data) -> Bool {
+        let texts = [name, filename ?? "", contentType ?? ""]
+        return texts.contains { Data($0.utf8).firstRange(of: bytes) != nil }
+            || (fileURL == nil && data.firstRange(of: bytes) != nil)
+    }
+
     /// A part's name or file name in quotes as browsers write it (the HTML standard's
     /// multipart/form-data encoding, and curl's since 7.81): `"` as `%22`, CR as `%0D` and LF as
     /// `%0A`, a backslash as it is. Servers that read these fields as browsers send them (Node's
@@ -139,10 +147,12 @@ extension RequestBody {
         return String(type) + String(bodyType[parameters...])
     }
 
-    /// A `multipart/form-data` body. The boundary is random unless given; a boundary that
-    /// occurs inside a part held in memory is replaced by a fresh one. A boundary RFC 2046 does
-    /// not allow (empty, over 70 bytes, a character outside its set, a last space), or a part's
-    /// content type with a control character in it, fails the request unsent with
+    /// A `multipart/form-data` body. The boundary is random unless given; a random one that
+    /// occurs inside a part held in memory is replaced by a fresh one. A boundary you give is
+    /// kept as it is (your own `Content-Type` may name it), so one that a part held in memory
+    /// contains after `--` (which would end the part there), or one RFC 2046 does not allow
+    /// (empty, over 70 bytes, a character outside its set, a last space), or a part's content
+    /// type with a control character in it, fails the request unsent with
     /// ``WattleError/invalidRequest(reason:)``.
     ///
     /// With a part from a file (``MultipartPart/file(_:contentsOf:filename:contentType:)``) the
@@ -155,8 +165,16 @@ extension RequestBody {
         if let boundary, let reason = MultipartPart.problem(withBoundary: boundary) {
             return .failing(.invalidRequest(reason: reason), contentType: "multipart/form-data")
         }
+        if let boundary, let part = parts.first(where: { $0.holds(Data("--\(boundary)".utf8)) }) {
+            // Replacing it would leave a `Content-Type` of the caller's own naming the old one.
+            return .failing(
+                .invalidRequest(
+                    reason:
+                        "the multipart boundary \(MultipartPart.quoted(boundary)) occurs in the part \(MultipartPart.quoted(part.name)) (after --, where it would end the part): give another boundary, or none for a random one"
+                ), contentType: "multipart/form-data")
+        }
         var chosen = boundary ?? "wattle-\(UUID().uuidString)"
-        while parts.contains(where: { $0.fileURL == nil && $0.data.firstRange(of: Data(chosen.utf8)) != nil }) {
+        while boundary == nil, parts.contains(where: { $0.holds(Data(chosen.utf8)) }) {
             chosen = "wattle-\(UUID().uuidString)"
         }
         let contentType = "multipart/form-data; boundary=\(MultipartPart.boundaryParameter(chosen))"

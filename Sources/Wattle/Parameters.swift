@@ -124,10 +124,19 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         case let value as Float: value.isFinite ? numberText(value) : nil
         case let value as Decimal: value.isNaN ? nil : "\(value)"
         case let value as URL: value.absoluteString
-        case let value as Date: value.formatted(.iso8601)
+        case let value as Date: dateText(value)
         case let value as UUID: value.uuidString
         default: nil
         }
+    }
+
+    /// A date in ISO 8601, in UTC, with milliseconds when it has a fraction of a second
+    /// (`2024-05-01T12:00:00.750Z`): a cursor taken from a server's timestamp does not move
+    /// back to the whole second. A whole second is written without them (`2024-05-01T12:00:00Z`).
+    static func dateText(_ date: Date) -> String {
+        let seconds = date.timeIntervalSinceReferenceDate
+        guard seconds.rounded(.down) != seconds else { return date.formatted(.iso8601) }
+        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     /// Whether a value is `nil` wrapped in `Any`, or Foundation's `NSNull` (also inside an

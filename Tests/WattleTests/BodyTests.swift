@@ -269,9 +269,27 @@ struct MultipartTests {
         #expect(quoted.body.hasPrefix("--my: boundary\r\n"))
     }
 
-    @Test("a boundary found inside a part is replaced")
-    func boundaryCollision() {
+    @Test("a boundary given is kept where a part holds its text alone; after -- it fails unsent, never replaced")
+    func boundaryCollision() async throws {
         let body = RequestBody.multipart([.field("a", "contains XyZ inside")], boundary: "XyZ")
-        #expect(body.contentType?.contains("boundary=XyZ") == false)
+        #expect(body.contentType == "multipart/form-data; boundary=XyZ")
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        // The request's own type names the boundary: a body framed with another one would
+        // arrive as no parts at all.
+        for parts in [
+            [MultipartPart.field("a", "line\r\n--XyZ\r\nmore")], [.field("a", "x--XyZ")], [.field("a--XyZ", "b")],
+            [.file("f", filename: "--XyZ.txt", data: Data("d".utf8))],
+        ] {
+            let path = "echo/clash-\(UUID().uuidString)"
+            let request = Request(
+                path, method: .post, headers: ["Content-Type": "multipart/form-data; boundary=XyZ"],
+                body: .multipart(parts, boundary: "XyZ"))
+            await expectWattleError({ _ = try await session.send(request) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason.contains("boundary \"XyZ\" occurs in the part")
+            }
+            #expect(server.stats.hits("/" + path) == 0)
+        }
     }
 }

@@ -229,12 +229,16 @@ struct MultipartFileTests {
         }
     }
 
-    @Test("a boundary inside an in-memory part is replaced; files are not read for it")
+    @Test("a boundary given is checked against in-memory parts, never replaced; files are not read for it")
     func boundaryChoice() throws {
         let files = try Files()
         let file = try files.make("a.bin", size: 10)
-        let clash = RequestBody.multipart([.field("a", "has XyZ"), .file("f", contentsOf: file.url)], boundary: "XyZ")
-        #expect(clash.contentType?.contains("boundary=XyZ") == false)
+        let bare = RequestBody.multipart([.field("a", "has XyZ"), .file("f", contentsOf: file.url)], boundary: "XyZ")
+        #expect(bare.contentType == "multipart/form-data; boundary=XyZ")
+        #expect(bare.segments.count == 3)
+        let clash = RequestBody.multipart(
+            [.field("a", "has --XyZ"), .file("f", contentsOf: file.url)], boundary: "XyZ")
+        #expect(clash.segments.isEmpty && clash.contentType == "multipart/form-data")
         let missing = files.folder.appendingPathComponent("not-yet.bin")
         let kept = RequestBody.multipart([.file("f", contentsOf: missing)], boundary: "XyZ")
         #expect(kept.contentType == "multipart/form-data; boundary=XyZ")

@@ -33,6 +33,18 @@ struct QueryEncodingTests {
         #expect(echo.query == "z=1&a=true&tag=x&tag=y&pi=3.5")
     }
 
+    @Test("a Date is ISO 8601 in UTC, with milliseconds when it has a fraction of a second, in a query and a JSON body")
+    func dates() async throws {
+        let server = try await TestServer.shared()
+        let session = makeSession(server)
+        let whole = Date(timeIntervalSince1970: 1_714_564_800)
+        let fraction = Date(timeIntervalSince1970: 1_714_564_800.75)
+        let echo = try await session.get("echo", parameters: ["since": fraction, "until": whole]).decode(Echo.self)
+        #expect(echo.query == "since=2024-05-01T12%3A00%3A00.750Z&until=2024-05-01T12%3A00%3A00Z")
+        let posted = try await session.post("echo", parameters: ["since": fraction, "until": whole]).decode(Echo.self)
+        #expect(posted.body == #"{"since":"2024-05-01T12:00:00.750Z","until":"2024-05-01T12:00:00Z"}"#)
+    }
+
     @Test("parameters are appended to a query already in the endpoint")
     func appendsToExistingQuery() async throws {
         let server = try await TestServer.shared()
