@@ -52,9 +52,9 @@ public struct MultipartPart: Sendable, Hashable {
     /// any size costs the same memory. Its file name is the URL's last path component unless
     /// one is given.
     ///
-    /// As with ``RequestBody/file(_:contentType:)``, the file is opened and its size taken when
-    /// each attempt starts, and one that cannot be opened or is not a regular file fails the
-    /// request unsent with ``WattleError/fileError(path:reason:)``; a `url` that is not a file
+    /// As with ``RequestBody/file(_:contentType:)``, the file's size is taken when each attempt
+    /// starts and it is opened once a connection is ready, and one that cannot be opened or is
+    /// not a regular file fails the request unsent with ``WattleError/fileError(path:reason:)``; a `url` that is not a file
     /// URL fails it with ``WattleError/invalidRequest(reason:)``.
     public static func file(
         _ name: String, contentsOf url: URL, filename: String? = nil, contentType: String = "application/octet-stream"

@@ -112,9 +112,10 @@ public struct RequestBody: Sendable, CustomReflectable {
     }
 
     /// A file's bytes, streamed from disk as they are sent: never read into memory whole, so a
-    /// body of any size costs the same memory. The file is opened and its size taken when each
-    /// attempt starts (a retry, a redirect that keeps the body and a retry after a token refresh
-    /// send it again from the start), and sent with that `Content-Length`.
+    /// body of any size costs the same memory. Its size is taken when each attempt starts (a
+    /// retry, a redirect that keeps the body and a retry after a token refresh send it again
+    /// from the start), and it is sent with that `Content-Length`; it is opened once a
+    /// connection is ready for it, so uploads queued for a connection hold no file descriptor.
     ///
     /// A file that cannot be opened or is not a regular file (a folder, a FIFO, a device) fails
     /// the request unsent, and one that turns out shorter than its size when the attempt
@@ -152,8 +153,8 @@ public struct RequestBody: Sendable, CustomReflectable {
     public enum Segment: Sendable, Hashable {
         /// Bytes in memory.
         case data(Data)
-        /// A file's bytes, read as they are sent: opened and its size taken when each attempt
-        /// starts, as for ``RequestBody/file(_:contentType:)``.
+        /// A file's bytes, read as they are sent: its size taken when each attempt starts, and
+        /// opened once a connection is ready, as for ``RequestBody/file(_:contentType:)``.
         case file(URL)
     }
 }

@@ -142,7 +142,16 @@ public final class StubTransport: Transport {
         let query = request.url.query(percentEncoded: true)
         // A body file that cannot be sent fails the request before it would go out: recorded,
         // but no route answers it (nor counts it).
-        let streamed = Result { () throws(WattleError) in try UploadStream.opening(bodyOf: request)?.size }
+        let streamed = Result { () throws(WattleError) -> Int64? in
+            guard let stream = try UploadStream.opening(bodyOf: request) else { return nil }
+            // Opened as libcurl's transport opens them once connected: an unreadable file fails.
+            do throws(UploadStream.Failure) {
+                try stream.openFiles()
+            } catch {
+                throw .fileError(path: error.path, reason: error.reason)
+            }
+            return stream.size
+        }
         let unsendable: WattleError? = if case .failure(let error) = streamed { error } else { nil }
         let (handler, routes) = state.withLock { state -> (Handler?, [String]) in
             state.requests.append(request)

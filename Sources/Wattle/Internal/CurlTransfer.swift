@@ -415,6 +415,14 @@ final class CurlTransfer: @unchecked Sendable {
             transfer.handle?.needsReset = true
         }
         transfer.connected = true
+        // A streamed body's files are opened now, not while the transfer waited for a
+        // connection; one that cannot be stops the request unsent.
+        do throws(UploadStream.Failure) {
+            try transfer.upload?.openFiles()
+        } catch {
+            transfer.abort = .uploadFile(error)
+            return Int32(CURL_PREREQFUNC_ABORT)
+        }
         // The stall clock starts when a connection is assigned, not while queued.
         transfer.lastActivityCount = transfer.activity
         transfer.lastActivityTime = .now

@@ -12,23 +12,28 @@ import Glibc
 /// for ``RequestBody/file(_:contentType:)`` (one file) and for a multipart body with parts from
 /// files (``TransportRequest/bodySegments``).
 ///
-/// Every file is opened and its size taken when the stream is opened, that is when an attempt
+/// Every file's size is taken (with `stat`) when the stream is made, that is when an attempt
 /// starts: the `Content-Length` is known before anything is sent, and a file that cannot be
-/// sent fails the attempt unsent. A file is read with `pread` at the stream's position, so a
-/// rewind (libcurl sending the body again on a new connection) needs no file position moved,
-/// and a file that ends before its size fails the transfer instead of sending too little.
+/// sent (missing, not a regular file) fails the attempt unsent. The files are opened only once
+/// a connection is ready for the request (``openFiles()``, from libcurl's pre-request
+/// callback, which can still stop it unsent): a transfer queued for a connection holds no
+/// descriptor, so thousands of uploads queued on one session do not run the process out of
+/// them. An opened file must be the one whose size was taken. A file is read with `pread` at
+/// the stream's position, so a rewind (libcurl sending the body again on a new connection)
+/// needs no file position moved, and a file that ends before its size fails the transfer
+/// instead of sending too little.
 ///
 /// Owned by one transfer on the engine thread (or by one `StubTransport` call); the files are
 /// closed when it is released.
 package final class UploadStream {
     private enum Piece {
         case bytes(Data)
-        case file(descriptor: Int32, path: String, size: Int64)
+        case file(path: String, size: Int64, device: UInt64, inode: UInt64)
 
         var size: Int64 {
             switch self {
             case .bytes(let data): Int64(data.count)
-            case .file(_, _, let size): size
+            case .file(_, let size, _, _): size
             }
         }
     }
@@ -40,6 +45,8 @@ package final class UploadStream {
     }
 
     private var pieces: [Piece] = []
+    /// The open descriptor of each file piece, by its index, once ``openFiles()`` has run.
+    private var descriptors: [Int: Int32] = [:]
     /// The body's size when the stream was opened: the `Content-Length` sent.
     package private(set) var size: Int64 = 0
     /// Where the next read starts, in the whole body; and the piece it falls in, with that
@@ -51,7 +58,7 @@ package final class UploadStream {
     private init() {}
 
     deinit {
-        for case .file(let descriptor, _, _) in pieces { close(descriptor) }
+        for descriptor in descriptors.values { close(descriptor) }
     }
 
     /// Opens the request's streamed body, if it has one: nil for a body in memory or none.
@@ -61,12 +68,8 @@ package final class UploadStream {
         return try opening(request.bodySegments)
     }
 
-    /// Opens every file among the segments and takes its size; the error for the first that
-    /// cannot be sent (the files opened so far are closed).
-    ///
-    /// `O_NONBLOCK`: opening a FIFO must not wait for a writer on the engine thread (it is then
-    /// refused, not being a regular file); it changes nothing for a regular file, whose reads
-    /// the engine thread then makes itself.
+    /// Takes the size of every file among the segments; the error for the first that cannot be
+    /// sent. Nothing is opened yet: a FIFO is refused by its type, without waiting for a writer.
     package static func opening(_ segments: [RequestBody.Segment]) throws(WattleError) -> UploadStream {
         let stream = UploadStream()
         stream.pieces.reserveCapacity(segments.count)
@@ -76,26 +79,54 @@ package final class UploadStream {
                 if !data.isEmpty { stream.pieces.append(.bytes(data)) }
             case .file(let url):
                 let path = url.path
-                let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-                guard descriptor >= 0 else {
+                var status = stat()
+                guard stat(path, &status) == 0 else {
                     throw .fileError(
                         path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
                 }
-                var status = stat()
-                guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG else {
-                    close(descriptor)
+                guard status.st_mode & S_IFMT == S_IFREG else {
                     throw .fileError(path: path, reason: "the body file is not a regular file")
                 }
-                if status.st_size == 0 {
-                    close(descriptor)
-                } else {
-                    stream.pieces.append(.file(descriptor: descriptor, path: path, size: Int64(status.st_size)))
+                if status.st_size > 0 {
+                    stream.pieces.append(
+                        .file(
+                            path: path, size: Int64(status.st_size), device: UInt64(status.st_dev),
+                            inode: UInt64(status.st_ino)))
                 }
             }
         }
         stream.size = stream.pieces.reduce(0) { $0 + $1.size }
         return stream
     }
+
+    /// Opens the files not open yet, each checked to be the file whose size was taken.
+    ///
+    /// `O_NONBLOCK`: opening a FIFO put in a file's place must not wait for a writer on the
+    /// engine thread (it is then refused, not being the file); it changes nothing for a
+    /// regular file, whose reads the engine thread then makes itself.
+    ///
+    /// - Throws: ``Failure`` for the first file that cannot be opened or was replaced (the
+    ///   files opened stay open, closed with the stream).
+    package func openFiles() throws(Failure) {
+        for (index, piece) in pieces.enumerated() {
+            guard case .file(let path, _, let device, let inode) = piece, descriptors[index] == nil else { continue }
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+            guard descriptor >= 0 else {
+                throw Failure(path: path, reason: "cannot open the body file: \(String(cString: strerror(errno)))")
+            }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+                UInt64(status.st_dev) == device, UInt64(status.st_ino) == inode
+            else {
+                close(descriptor)
+                throw Failure(path: path, reason: "the body file was replaced by another after its size was taken")
+            }
+            descriptors[index] = descriptor
+        }
+    }
+
+    /// How many files the stream holds open (tests).
+    var openFileCount: Int { descriptors.count }
 
     /// Copies up to `buffer.count` of the next bytes into `buffer`: how many, 0 at the end.
     ///
@@ -115,7 +146,9 @@ package final class UploadStream {
             data.copyBytes(to: base.assumingMemoryBound(to: UInt8.self), from: start..<(start + wanted))
             offset += Int64(wanted)
             return wanted
-        case .file(let descriptor, let path, let size):
+        case .file(let path, let size, _, _):
+            if descriptors[pieceIndex] == nil { try openFiles() }
+            guard let descriptor = descriptors[pieceIndex] else { return 0 }
             while true {
                 let count = pread(descriptor, base, wanted, off_t(within))
                 if count > 0 {
