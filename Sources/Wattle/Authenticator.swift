@@ -17,7 +17,10 @@
 /// token cause one refresh; they wait for it, then retry once with the new token. Before it
 /// calls the server, the refresh reads the store: a newer token saved there by another process
 /// or session (which refreshed first) is used as it is, or refreshed itself if it has expired
-/// too, so a rotating refresh token is never sent twice. A request
+/// too. It holds the store's lease on the token (``TokenStore/refreshLease()``) from that read
+/// to the save of its new token: with ``KeychainTokenStore`` on a keychain file, another process
+/// or session whose token expired too waits, then takes up the new token, so a rotating refresh
+/// token is never sent twice. A request
 /// that failed with an older token than the current one just retries. The new token is saved
 /// to the store before the waiting requests resume (if the store cannot save it, it is still
 /// used, and an error logged). A failed refresh fails every waiting request with

@@ -61,6 +61,14 @@ public struct KeychainTokenStore: TokenStore {
     public func save(_ token: AuthToken) async throws { try keychain.setCodable(token, forKey: key) }
     /// Removes the token.
     public func clear() async throws { try keychain.removeValue(forKey: key) }
+    /// The lease on this token, for a keychain in a file: a lock beside it
+    /// (`NAME.keychain-leases`) that other processes and sessions using the same keychain file
+    /// and key wait for. Nil for a keychain in memory, or where the lock cannot be had.
+    public func refreshLease() async -> TokenStoreLease? {
+        guard let file = keychain.store.fileURL else { return nil }
+        return await RefreshLeaseFile.acquire(keychainFile: file, item: "\(keychain.service)\u{0}\(key)")
+    }
+
     /// Removes the token if the keychain still holds `token`, reading and removing in one
     /// transaction: another process cannot save a new token in between.
     public func clear(ifStill token: AuthToken) async throws -> Bool {

@@ -5,8 +5,8 @@ import WattleKeychain
 /// ``KeychainTokenStore`` (the default for apps and the CLI) persists in a keychain;
 /// ``InMemoryTokenStore`` keeps it for the life of the process.
 ///
-/// A session makes one store call at a time (its sign-ins, sign-outs and refreshes take
-/// turns), so a store's methods must not call back into a session using it: signing in or
+/// A session makes one store call at a time (its first read, its sign-ins, sign-outs and
+/// refreshes take turns), so a store's methods must not call back into a session using it: signing in or
 /// out, or sending a request that needs a refresh, would wait for the turn the call holds.
 public protocol TokenStore: Sendable {
     /// The stored token, or nil.
@@ -25,9 +25,22 @@ public protocol TokenStore: Sendable {
     /// a store shared between processes should do it in one transaction, as
     /// ``KeychainTokenStore`` does.
     func clear(ifStill token: AuthToken) async throws -> Bool
+    /// Waits for and takes the lease on this store's token that a refresh (or an obtain) holds
+    /// from its read of the store to the save of its new token; nil when the store has none.
+    ///
+    /// With a lease, only one of the sessions and processes sharing the store refreshes at a
+    /// time, and the others then read its new token: a refresh token is never sent twice,
+    /// which a server that rotates them and detects reuse (RFC 9700) answers by revoking the
+    /// new token too. Without one (the default), two processes whose tokens expire together
+    /// may both refresh with the same refresh token; the one refused then takes up the token
+    /// the other saved. ``KeychainTokenStore`` has leases for a keychain file.
+    func refreshLease() async -> TokenStoreLease?
 }
 
 extension TokenStore {
+    /// No lease: see the requirement.
+    public func refreshLease() async -> TokenStoreLease? { nil }
+
     /// Loads the token and clears the store when it is `token`: not atomic, see the requirement.
     public func clear(ifStill token: AuthToken) async throws -> Bool {
         guard let stored = try await load(), stored.isSameCredential(as: token) else { return false }

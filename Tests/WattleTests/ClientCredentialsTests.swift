@@ -498,6 +498,48 @@ struct ClientCredentialsTests {
         try await server.stop()
     }
 
+    @Test("a person's token signed in on a bound session is removed by that session's sign-out, not left in the store")
+    func boundSessionSignOutClearsThePersonsToken() async throws {
+        let server = try await DemoServer.start()
+        let store = KeychainTokenStore(origin: server.baseURL, store: .inMemory())
+        let issued = server.api.issueTokens()
+        let person = boundClientSession(server, store: store)
+        try await person.signIn(with: AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        #expect(try await store.load()?.accessToken == issued.access)
+        try await person.signOut()
+        #expect(try await store.load() == nil, "the signed-out token's secrets stayed in the keychain")
+        #expect(try await person.isSignedIn == false)
+        try await server.stop()
+    }
+
+    @Test(
+        "a stored token item that cannot be read: a bound session obtains a token over it, and its sign-out removes it")
+    func boundSessionReplacesAnUnreadableItem() async throws {
+        let server = try await DemoServer.start()
+        let store = KeychainTokenStore(origin: server.baseURL, store: .inMemory())
+        try store.keychain.set(Data("not a token".utf8), forKey: store.key)
+        await #expect(throws: KeychainError.decode) { _ = try await store.load() }
+        let session = boundClientSession(server, store: store)
+        #expect(try await session.get("api/whoami").decode([String: String].self)["user"] == "client:demo-client")
+        #expect(server.stats.hits("/api/token") == 1)
+        #expect(try await store.load()?.binding != nil, "the obtained token is stored over the unreadable item")
+
+        // A sign-out with the item unreadable removes it (it cannot tell whose it is).
+        try store.keychain.set(Data("not a token".utf8), forKey: store.key)
+        try await boundClientSession(server, store: store).signOut()
+        #expect(try await store.load() == nil)
+        // Without an obtain (a person's session), an unreadable item is the request's error.
+        try store.keychain.set(Data("not a token".utf8), forKey: store.key)
+        let person = makeSession(server) {
+            $0.authenticator = Authenticator(store: store, refresh: Authenticator.postRefreshToken(to: "api/refresh"))
+        }
+        await expectWattleError({ _ = try await person.get("api/whoami") }) {
+            guard case .authenticationFailed(let reason, _) = $0 else { return false }
+            return reason.contains("cannot read the stored token")
+        }
+        try await server.stop()
+    }
+
     @Test(
         "the binding is the same for the same fields however a dictionary was built, and leaves credential values out")
     func bindingIsCanonical() {

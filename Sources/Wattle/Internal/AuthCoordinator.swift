@@ -207,7 +207,13 @@ actor AuthCoordinator {
         if Task.isCancelled { throw .cancelled }
         do {
             let store = authenticator.store
-            try await Self.offNetworkThread { try await store.clear() }
+            let current = token
+            try await Self.offNetworkThread {
+                // A client's store clears only the client's token: one a person signed in with
+                // on this session is cleared by its credential, not left in the keychain.
+                if let current, store is BoundTokenStore { _ = try await store.clear(ifStill: current) }
+                try await store.clear()
+            }
         } catch {
             throw .authenticationFailed(reason: "cannot clear the token: \(error)")
         }
@@ -289,17 +295,25 @@ actor AuthCoordinator {
 
     private func loadIfNeeded() async throws(WattleError) {
         guard !loaded else { return }
+        // With the store's turn, as every store call: a sign-in saving meanwhile comes first.
+        await takeStoreTurn()
+        defer { passStoreTurn() }
+        guard !loaded else { return }
+        let stored: AuthToken?
         do {
             let store = authenticator.store
-            let stored = try await Self.offNetworkThread { try await store.load() }
-            if !loaded {
-                token = stored
-                lastStoreToken = stored
-                loaded = true
-            }
+            stored = try await Self.offNetworkThread { try await store.load() }
+        } catch let error as KeychainError where error == .decode && authenticator.obtain != nil {
+            // A damaged item, or one that is not a token: a client obtains a token, saved over
+            // it. (Without an obtain, a sign-in saves over it; a locked keychain is no reason.)
+            logger.warning("the stored token cannot be read (\(error)); obtaining a new one in its place")
+            stored = nil
         } catch {
             throw .authenticationFailed(reason: "cannot read the stored token: \(error)")
         }
+        token = stored
+        lastStoreToken = stored
+        loaded = true
     }
 
     /// Runs a token store call on Swift's global executor. Stores may block (the keychain store
@@ -342,6 +356,10 @@ actor AuthCoordinator {
         let rejected = authenticator.isRefreshRejected
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
+            // Held from the store's read to the new token's save: another session or process
+            // sharing the store waits, then reads this one's token (see TokenStore.refreshLease).
+            let lease = try? await Self.offNetworkThread { await store.refreshLease() }
+            defer { lease?.release() }
             // Runs on this actor: the state below changes before any waiter resumes.
             var renewal: Renewal
             switch await self.readStore(before: current, startVersion: startVersion, countedAt: now) {

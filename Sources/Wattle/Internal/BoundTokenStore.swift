@@ -1,3 +1,5 @@
+import WattleKeychain
+
 /// A ``TokenStore`` that shows only the tokens bound to one client: it loads a stored token
 /// only when it carries the client's ``AuthToken/binding``. A token another client obtained
 /// under the same store (another identifier, scope, endpoint or fields), or one a person signed
@@ -24,11 +26,22 @@ package struct BoundTokenStore: TokenStore {
     /// Removes the stored token if it is this client's; a hidden one (a person's, another
     /// client's) stays.
     package func clear() async throws {
-        guard let token = try await load() else { return }
+        let token: AuthToken?
+        do {
+            token = try await load()
+        } catch let error as KeychainError where error == .decode {
+            // A damaged item cannot be told to be this client's or not; left, it would fail
+            // every sign-out: removed.
+            try await base.clear()
+            return
+        }
+        guard let token else { return }
         _ = try await base.clear(ifStill: token)
     }
 
     /// (The base store compares the access and refresh token only, as always; a hidden token
     /// with the same credential cannot be told from this client's.)
     package func clear(ifStill token: AuthToken) async throws -> Bool { try await base.clear(ifStill: token) }
+
+    package func refreshLease() async -> TokenStoreLease? { await base.refreshLease() }
 }
