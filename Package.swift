@@ -165,7 +165,7 @@ let package = Package(
         // A child process for the keychain's multi-process and SIGKILL tests.
         .executableTarget(
             name: "KeychainStressWorker",
-            dependencies: ["WattleKeychain"],
+            dependencies: ["WattleKeychain", "WattleTesting"],
             path: "Tests/KeychainStressWorker",
             swiftSettings: strictSettings
         ),

@@ -21,6 +21,7 @@
 
 import Foundation
 import WattleKeychain
+import WattleTesting
 
 #if canImport(Glibc)
 import Glibc
@@ -140,7 +141,7 @@ func bench(folder: String, items: Int) throws {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count >= 3 else { fail("usage: KeychainStressWorker write|kill|mixkill|contend|bench ...") }
+guard arguments.count >= 3 else { fail("usage: KeychainStressWorker write|kill|mixkill|contend|temporary|bench ...") }
 
 do {
     switch arguments[1] {
@@ -170,10 +171,16 @@ do {
         try contend(
             keychain: keychain, worker: arguments[4], seconds: Double(arguments[5]) ?? 1, keys: Int(arguments[6]) ?? 16,
             log: arguments[7])
+    case "temporary" where arguments.count == 3:
+        // A TemporaryKeychain (in $TMPDIR), kept until the process is killed.
+        let temporary = try TemporaryKeychain()
+        try temporary.keychain(service: "temporary").set(arguments[2], forKey: "k")
+        say("ready \(temporary.directory.path)")
+        while true { sleep(60) }
     case "bench" where arguments.count == 4:
         try bench(folder: arguments[2], items: Int(arguments[3]) ?? 1000)
     default:
-        fail("usage: KeychainStressWorker write|kill|mixkill|contend|bench ...")
+        fail("usage: KeychainStressWorker write|kill|mixkill|contend|temporary|bench ...")
     }
 } catch {
     fail("error: \(error)")
