@@ -83,7 +83,9 @@ struct ConnectionSettings: Equatable, Sendable {
     /// - Parameter createKeychain: false for requests (`wattle [METHOD] URL ...`, with or without
     ///   options): when no keychain file exists there can be no token, so none is created (and no
     ///   time is spent opening one).
-    func configuration(origin: URL?, createKeychain: Bool = true) throws -> Configuration {
+    /// - Parameter sending: false for `--offline`: no keychain is opened, no client certificate
+    ///   or secret read, and no authenticator set.
+    func configuration(origin: URL?, createKeychain: Bool = true, sending: Bool = true) throws -> Configuration {
         var configuration = Configuration()
         configuration.baseURL = resolvedBaseURL
         configuration.redirects = .none
@@ -105,7 +107,7 @@ struct ConnectionSettings: Equatable, Sendable {
             return store
         }
         if cert != nil, certName != nil { throw CLIError.usage("give --cert or --cert-name, not both") }
-        if cert != nil || certName != nil {
+        if sending, cert != nil || certName != nil {
             // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
             let flag = cert != nil ? "--cert" : "--cert-name"
             guard let origin, let host = origin.host else {
@@ -150,8 +152,8 @@ struct ConnectionSettings: Equatable, Sendable {
             configuration.timeouts.stall = stallTimeout == 0 ? nil : Self.duration(seconds: stallTimeout)
         }
         // A client that obtains its own tokens keeps them, in a keychain made for them if need be.
-        let client = try clientCredentials()
-        if let origin, createKeychain || client != nil || keychainFileExists {
+        let client = sending ? try clientCredentials() : nil
+        if sending, let origin, createKeychain || client != nil || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
             let refresh = (refreshPath ?? Environment["WATTLE_REFRESH_PATH"]).map {
                 Authenticator.postRefreshToken(to: $0)

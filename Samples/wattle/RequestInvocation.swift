@@ -248,7 +248,8 @@ struct RequestInvocation: Equatable, Sendable {
         }
 
         let origin = try connection.origin(of: endpoint)
-        var configuration = try connection.configuration(origin: origin, createKeychain: false)
+        // `--offline` sends nothing: no token, cookie or client certificate is read for it.
+        var configuration = try connection.configuration(origin: origin, createKeychain: false, sending: !offline)
         if let session {
             if removesCookies, !request.headers.contains("Cookie") {
                 throw CLIError.usage(
@@ -280,8 +281,18 @@ struct RequestInvocation: Equatable, Sendable {
         }
         var printsRequestFirst = false
         if let shown = requestPrinting(printing) {
-            configuration.willSend = { request in
-                RequestPrinter.print(request, head: shown.head, body: shown.body, to: shown.descriptor)
+            // The hook sees the session's own token calls too (a refresh, a client's token
+            // request: their bodies hold the refresh token or the client secret). `-v` shows
+            // every request's head on stderr; `--print` shows the request asked for, as httpie.
+            // (Once: sent again after a refresh, it is the same request.)
+            let asked = verbose ? nil : (request.method, try? request.url(relativeTo: configuration.baseURL))
+            let once = FirstTime()
+            configuration.willSend = { sent in
+                if let asked {
+                    guard sent.method == asked.0, sent.url.absoluteString == asked.1?.absoluteString, once.claim()
+                    else { return [:] }
+                }
+                RequestPrinter.print(sent, head: shown.head, body: shown.body, to: shown.descriptor)
                 return [:]
             }
             let base = (configuration.baseURL ?? origin).absoluteString

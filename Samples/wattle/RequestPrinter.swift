@@ -1,3 +1,4 @@
+import Synchronization
 import Wattle
 import WattleCLIKit
 
@@ -90,4 +91,13 @@ enum RequestPrinter {
         let size = stat(url.path, &info) == 0 ? " (\(info.st_size) bytes)" : ""
         return "[the contents of \(url.path)\(size)]"
     }
+}
+
+/// True the first time it is asked, then false: something done once from a hook that may run
+/// more than once.
+final class FirstTime: Sendable {
+    private let claimed = Atomic<Bool>(false)
+
+    /// Whether this is the first call.
+    func claim() -> Bool { !claimed.exchange(true, ordering: .relaxed) }
 }

@@ -17,7 +17,7 @@
 /// token cause one refresh; they wait for it, then retry once with the new token. Before it
 /// calls the server, the refresh reads the store: a newer token saved there by another process
 /// or session (which refreshed first) is used as it is, or refreshed itself if it has expired
-/// too. It holds the store's lease on the token (``TokenStore/refreshLease()``) from that read
+/// too. It holds the store's lease on the token (``TokenStore/refreshLease(waitingAtMost:)``) from that read
 /// to the save of its new token: with ``KeychainTokenStore`` on a keychain file, another process
 /// or session whose token expired too waits, then takes up the new token, so a rotating refresh
 /// token is never sent twice. A request
@@ -32,8 +32,9 @@
 /// holds the refused one, and with ``obtain`` set a token is obtained in its place. A sign-in or sign-out made while a refresh runs wins: one made while
 /// the refresh waits for the server drops the refresh's outcome (the waiting requests take the
 /// signed-in token), and one made while the refresh reads or writes the store waits for that
-/// step, then decides the token, in the store too. (Within one session: two sessions sharing a
-/// store, or two processes, are not ordered so.)
+/// step, then decides the token, in the store too. (Within one session: a sign-in in another
+/// session or process sharing the store is not ordered so, and a refresh running here may save
+/// its token over it.)
 ///
 /// For an API whose clients get their own tokens (the OAuth 2 client-credentials grant),
 /// ``obtain`` takes the place of a sign-in: a request made with no token gets one first, and a
@@ -99,7 +100,9 @@ public struct Authenticator: Sendable {
     }
     /// A token that expires within this margin is refreshed (or obtained again) before it is
     /// sent; for a token obtained or refreshed by this session, at most half its lifetime.
-    /// Default 10 s.
+    /// Default 10 s. A renewal made early, within the margin, that fails while leaving the
+    /// token in place (a 5xx, a timeout, the cap) does not fail the request: the token is
+    /// sent while it lasts. A refused refresh token, which clears it, does.
     public var expiryLeeway: Duration = .seconds(10)
     /// At most this many refreshes (and obtains) per ``refreshWindow``; more fail with
     /// ``WattleError/authenticationFailed(reason:cause:)`` instead of hammering the server. A refresh

@@ -64,9 +64,10 @@ public struct KeychainTokenStore: TokenStore {
     /// The lease on this token, for a keychain in a file: a lock beside it
     /// (`NAME.keychain-leases`) that other processes and sessions using the same keychain file
     /// and key wait for. Nil for a keychain in memory, or where the lock cannot be had.
-    public func refreshLease() async -> TokenStoreLease? {
+    public func refreshLease(waitingAtMost limit: Duration) async -> TokenStoreLease? {
         guard let file = keychain.store.fileURL else { return nil }
-        return await RefreshLeaseFile.acquire(keychainFile: file, item: "\(keychain.service)\u{0}\(key)")
+        return await RefreshLeaseFile.acquire(
+            keychainFile: file, item: "\(keychain.service)\u{0}\(key)", timeout: limit)
     }
 
     /// Removes the token if the keychain still holds `token`, reading and removing in one

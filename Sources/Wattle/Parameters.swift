@@ -134,9 +134,21 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
     /// (`2024-05-01T12:00:00.750Z`): a cursor taken from a server's timestamp does not move
     /// back to the whole second. A whole second is written without them (`2024-05-01T12:00:00Z`).
     static func dateText(_ date: Date) -> String {
-        let seconds = date.timeIntervalSinceReferenceDate
-        guard seconds.rounded(.down) != seconds else { return date.formatted(.iso8601) }
-        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        // Rounded to the millisecond here, and written by hand: the format style's fractional
+        // seconds truncate the binary fraction (`.123` is stored as 0.12299…, written `.122`).
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
+        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else { return date.formatted(.iso8601) }
+        let whole = Int64(milliseconds)
+        var fraction = whole % 1000
+        var seconds = whole / 1000
+        if fraction < 0 {
+            fraction += 1000
+            seconds -= 1
+        }
+        let text = Date(timeIntervalSince1970: TimeInterval(seconds)).formatted(.iso8601)
+        guard fraction != 0, text.hasSuffix("Z") else { return text }
+        let digits = String(fraction)
+        return text.dropLast() + "." + String(repeating: "0", count: 3 - digits.count) + digits + "Z"
     }
 
     /// Whether a value is `nil` wrapped in `Any`, or Foundation's `NSNull` (also inside an

@@ -34,12 +34,16 @@ public protocol TokenStore: Sendable {
     /// new token too. Without one (the default), two processes whose tokens expire together
     /// may both refresh with the same refresh token; the one refused then takes up the token
     /// the other saved. ``KeychainTokenStore`` has leases for a keychain file.
-    func refreshLease() async -> TokenStoreLease?
+    ///
+    /// - Parameter limit: how long to wait for another holder (the session passes what its
+    ///   renewal may take: twice its total timeout, and 30 s for the store); after it, nil,
+    ///   and the refresh goes on without the lease.
+    func refreshLease(waitingAtMost limit: Duration) async -> TokenStoreLease?
 }
 
 extension TokenStore {
     /// No lease: see the requirement.
-    public func refreshLease() async -> TokenStoreLease? { nil }
+    public func refreshLease(waitingAtMost limit: Duration) async -> TokenStoreLease? { nil }
 
     /// Loads the token and clears the store when it is `token`: not atomic, see the requirement.
     public func clear(ifStill token: AuthToken) async throws -> Bool {

@@ -1,7 +1,7 @@
 import WattleKeychain
 
 /// A lease on a stored token, which a refresh holds from its read of the store to the save of
-/// its new token (``TokenStore/refreshLease()``): another session or process that shares the
+/// its new token (``TokenStore/refreshLease(waitingAtMost:)``): another session or process that shares the
 /// store waits for it, then reads the token the first one saved instead of sending the same
 /// refresh token again.
 ///

@@ -37,9 +37,12 @@ public enum WattleError: Error, Sendable, CustomStringConvertible, CustomReflect
     /// `http_proxy` and its kin chose, "scheme://host:port (from the environment)" when known, else
     /// "from the environment". A configured `https` proxy's untrusted certificate is
     /// ``ProxyFailure/handshakeFailed(reason:)`` (``TrustPolicy`` never applies to proxies).
-    /// Not covered, as libcurl does not tell them apart from the server's: a timeout
-    /// connecting to a proxy (``timedOut(phase:after:url:)``), and an `https` proxy from the
-    /// environment's untrusted certificate (``untrustedCertificate(host:reason:)``).
+    /// For a plain `http` request, an `https` proxy from the environment whose certificate
+    /// fails is ``ProxyFailure/handshakeFailed(reason:)`` too. Not covered, as libcurl does not
+    /// tell them apart from the server's: a timeout connecting to a proxy
+    /// (``timedOut(phase:after:url:)``), and, for an `https` request, an `https` proxy from the
+    /// environment's untrusted certificate (``untrustedCertificate(host:reason:)``, naming the
+    /// server).
     case proxyFailed(proxy: String, failure: ProxyFailure)
     /// The connection was lost or closed by the server before the response was complete.
     case connectionLost(host: String, reason: String)

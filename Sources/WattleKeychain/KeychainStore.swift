@@ -18,7 +18,9 @@ import Darwin
 /// A store is safe to use from many threads and tasks at once (its operations run one at a
 /// time under a lock), and several processes may open the same file (SQLite WAL with
 /// `BEGIN IMMEDIATE` writes). A write waits up to 30 s for another process's write to end,
-/// without holding the store's lock: the store's reads and ``lock()`` go on meanwhile. A store opens its file lazily, on first use,
+/// without holding the store's lock: the store's reads and ``lock()`` go on meanwhile. (The
+/// first open of a keychain that another process is creating at that moment still waits with
+/// it held.) A store opens its file lazily, on first use,
 /// unless created with a throwing initializer.
 ///
 /// ```swift

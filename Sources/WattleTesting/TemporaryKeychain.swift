@@ -74,6 +74,10 @@ public final class TemporaryKeychain: Sendable {
             let folder = parent.appendingPathComponent(name, isDirectory: true)
             let ownerPath = folder.appendingPathComponent(ownerFile).path
             var info = stat()
+            // This user's private folder (as `init` makes them), not a link or another's.
+            guard lstat(folder.path, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == getuid(),
+                info.st_mode & 0o077 == 0
+            else { continue }
             guard lstat(ownerPath, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
                 continue
             }

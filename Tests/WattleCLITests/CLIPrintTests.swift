@@ -92,6 +92,43 @@ struct CLIPrintTests {
         #expect(sent.status == 0 && sent.text == "{\"a\":\"b\"}\n\n", "\(sent.text)")
     }
 
+    @Test(
+        "--print HB shows the request asked for, once: not the session's refresh call, whose body holds the refresh token"
+    )
+    func printsOnlyTheRequestAskedFor() async throws {
+        let server = try await DemoServer.start()
+        let folder = try temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let keychain = folder.appendingPathComponent("cli.keychain").path
+        let common = ["--keychain", keychain, "--base-url", server.baseURL.absoluteString]
+        let issued = server.api.issueTokens()
+        let kept = try await CLI.run(
+            ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
+            input: .pipe(Data("\(issued.access)\n\(issued.refresh)\n".utf8)))
+        #expect(kept.status == 0, "\(kept.stderr)")
+        // Expired: refreshed before the request is sent.
+        let result = try await CLI.run(
+            ["-p", "HB", "POST", "echo", "a=b", "--refresh-path", "api/refresh"] + common)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(server.stats.hits("/api/refresh") == 1)
+        #expect(!result.text.contains(issued.refresh), "\(result.text)")
+        #expect(!result.text.contains("api/refresh") && !result.text.contains("refresh_token"), "\(result.text)")
+        #expect(
+            result.text.components(separatedBy: "POST \(server.url("echo").absoluteString)").count == 2,
+            "\(result.text)")
+        #expect(result.text.hasSuffix("{\"a\":\"b\"}\n\n"), "\(result.text)")
+
+        // --offline reads nothing from the keychain: with its key file gone it still prints.
+        try FileManager.default.removeItem(atPath: keychain + ".key")
+        let sent = try await CLI.run(["api/whoami"] + common)
+        #expect(sent.status == 1, "the keychain cannot be opened: \(sent.stderr)")
+        let offline = try await CLI.run(["--offline", "api/whoami"] + common)
+        #expect(offline.status == 0, "\(offline.stderr)")
+        #expect(offline.text.hasPrefix("GET \(server.url("api/whoami").absoluteString)\n"), "\(offline.text)")
+        #expect(!offline.text.contains("Authorization"), "\(offline.text)")
+        try await server.stop()
+    }
+
     @Test("--print h with -o: the head on stdout, the body in the file")
     func headWithOutputFile() async throws {
         let server = try await Servers.plain.value

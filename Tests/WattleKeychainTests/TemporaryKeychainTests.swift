@@ -65,10 +65,15 @@ struct TemporaryKeychainTests {
         // Beside it: a folder without an owner file, and one of another name with one.
         let foreign = parent.appendingPathComponent("wattle-keychain-foreign")
         let other = parent.appendingPathComponent("other")
-        for made in [foreign, other] {
+        let shared = parent.appendingPathComponent("wattle-keychain-shared")
+        for made in [foreign, other, shared] {
             try FileManager.default.createDirectory(at: made, withIntermediateDirectories: false)
         }
-        #expect(FileManager.default.createFile(atPath: other.appendingPathComponent(".owner").path, contents: nil))
+        for owned in [other, shared] {
+            #expect(FileManager.default.createFile(atPath: owned.appendingPathComponent(".owner").path, contents: nil))
+        }
+        // Open to others: not a folder TemporaryKeychain made (0700), so never removed.
+        #expect(chmod(shared.path, 0o755) == 0)
 
         // While the process lives, its folder is locked: kept.
         TemporaryKeychain.removeStaleFolders(in: parent, minimumAge: .zero)
@@ -83,5 +88,6 @@ struct TemporaryKeychainTests {
             !FileManager.default.fileExists(atPath: folder.path), "the killed process's keychain and key file stayed")
         #expect(FileManager.default.fileExists(atPath: foreign.path))
         #expect(FileManager.default.fileExists(atPath: other.path))
+        #expect(FileManager.default.fileExists(atPath: shared.path))
     }
 }

@@ -8,19 +8,26 @@ import WattleTesting
 /// A write that waits for another process's write lock does not hold the store: the store's
 /// reads and `lock()` go on meanwhile, and the write goes on once the lock is free.
 @Suite struct WriteLockWaitTests {
-    /// A blocking call run on its own thread, and what it gave.
+    /// A blocking call run on its own thread, and what it gave (under a lock: read while the
+    /// thread may still run).
     final class BackgroundCall: @unchecked Sendable {
         private let done = DispatchSemaphore(value: 0)
-        private(set) var error: (any Error)?
-        private(set) var finished: ContinuousClock.Instant?
+        private let lock = NSLock()
+        private var outcome: (error: (any Error)?, finished: Bool) = (nil, false)
 
         init(_ body: @escaping @Sendable () throws -> Void) {
             Thread.detachNewThread { [self] in
-                do { try body() } catch { self.error = error }
-                finished = .now
+                var failure: (any Error)?
+                do { try body() } catch { failure = error }
+                lock.withLock { outcome = (failure, true) }
                 done.signal()
             }
         }
+
+        /// What the call threw, once it has ended.
+        var error: (any Error)? { lock.withLock { outcome.error } }
+        /// Whether the call has ended.
+        var hasFinished: Bool { lock.withLock { outcome.finished } }
 
         /// Whether the call ended within `seconds`.
         func wait(seconds: Double) -> Bool { done.wait(timeout: .now() + seconds) == .success }
@@ -51,7 +58,7 @@ import WattleTesting
         #expect(try Keychain(service: "wait", store: store).string(forKey: "k") == "kept")
         #expect(try store.copyMatching(.genericPassword(service: "wait")).count == 1)
         #expect(ContinuousClock.now - started < .seconds(10))
-        #expect(write.finished == nil, "the write still waits")
+        #expect(!write.hasFinished, "the write still waits")
 
         try writer.execute("ROLLBACK")
         #expect(write.wait(seconds: 25))

@@ -1,9 +1,9 @@
 import Foundation
 import Testing
 import WattleDemoServer
-import WattleKeychain
 
 @testable import Wattle
+@testable import WattleKeychain
 
 /// A session whose authenticator obtains its tokens with the client-credentials grant from the
 /// demo API's `/api/token`.
@@ -528,6 +528,17 @@ struct ClientCredentialsTests {
         try store.keychain.set(Data("not a token".utf8), forKey: store.key)
         try await boundClientSession(server, store: store).signOut()
         #expect(try await store.load() == nil)
+        // A person's token signed in on a bound session, then damaged in the keychain (its
+        // sealed secret no longer opens): that session's sign-out still removes it.
+        let issued = server.api.issueTokens()
+        let signedIn = boundClientSession(server, store: store)
+        try await signedIn.signIn(with: AuthToken(accessToken: issued.access, refreshToken: issued.refresh))
+        var row = try #require(try store.keychain.store.withStorage { try $0.allRows() }.first)
+        row.secret[row.secret.count - 1] ^= 1
+        try store.keychain.store.withStorage { storage in try storage.write { try storage.upsert(row) } }
+        await #expect(throws: KeychainError.decode) { _ = try await store.load() }
+        try await signedIn.signOut()
+        #expect(try store.keychain.store.withStorage { try $0.allRows() }.isEmpty)
         // Without an obtain (a person's session), an unreadable item is the request's error.
         try store.keychain.set(Data("not a token".utf8), forKey: store.key)
         let person = makeSession(server) {

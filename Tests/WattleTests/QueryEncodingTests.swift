@@ -43,6 +43,13 @@ struct QueryEncodingTests {
         #expect(echo.query == "since=2024-05-01T12%3A00%3A00.750Z&until=2024-05-01T12%3A00%3A00Z")
         let posted = try await session.post("echo", parameters: ["since": fraction, "until": whole]).decode(Echo.self)
         #expect(posted.body == #"{"since":"2024-05-01T12:00:00.750Z","until":"2024-05-01T12:00:00Z"}"#)
+        // Fractions that binary cannot hold exactly are rounded, not cut: .123 is 0.12299… stored.
+        for (seconds, text) in [
+            (1_714_564_811.123, "2024-05-01T12:00:11.123Z"), (1_714_564_811.001, "2024-05-01T12:00:11.001Z"),
+            (1_714_564_811.9999, "2024-05-01T12:00:12Z"), (-0.25, "1969-12-31T23:59:59.750Z"),
+        ] {
+            #expect(Parameters.dateText(Date(timeIntervalSince1970: seconds)) == text, "\(seconds)")
+        }
     }
 
     @Test("parameters are appended to a query already in the endpoint")

@@ -64,7 +64,7 @@ import Wattle
 
 func developmentHost(pem: String) async throws {
     let session = Session(configuration: Configuration {
-        $0.trust.selfSignedHosts = ["localhost", "*.dev.example.test"]   // exact names only
+        $0.trust.selfSignedHosts = ["localhost", "*.dev.example.test"]   // exact names, or *. for one label
         $0.trust.trust(certificatePEM: pem, for: "staging.example.test")  // stronger
     })
     _ = try await session.get("https://localhost:8443/health")

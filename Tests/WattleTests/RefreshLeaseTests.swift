@@ -17,10 +17,10 @@ import WattleTesting
         let origin = try #require(URL(string: "https://api.example.test"))
         let first = KeychainTokenStore(origin: origin, store: temporary.store)
         let second = KeychainTokenStore(origin: origin, store: other)
-        let held = try #require(await first.refreshLease())
+        let held = try #require(await first.refreshLease(waitingAtMost: .seconds(60)))
         let got = Atomic<Bool>(false)
         let waiting = Task {
-            let lease = await second.refreshLease()
+            let lease = await second.refreshLease(waitingAtMost: .seconds(60))
             got.store(true, ordering: .sequentiallyConsistent)
             return lease
         }
@@ -28,7 +28,8 @@ import WattleTesting
         let early = got.load(ordering: .sequentiallyConsistent)
         #expect(!early, "the second store waits while the first holds the lease")
         // Another profile's token is leased at once, while the first is held.
-        let elsewhere = await KeychainTokenStore(origin: origin, profile: "ci", store: other).refreshLease()
+        let elsewhere = await KeychainTokenStore(origin: origin, profile: "ci", store: other).refreshLease(
+            waitingAtMost: .seconds(60))
         #expect(elsewhere != nil)
         elsewhere?.release()
         let started = ContinuousClock.now
@@ -38,14 +39,16 @@ import WattleTesting
         #expect(ContinuousClock.now - started < .seconds(10))
         next.release()
         // In memory there is no lease to take.
-        #expect(await KeychainTokenStore(origin: origin, store: .inMemory()).refreshLease() == nil)
+        #expect(
+            await KeychainTokenStore(origin: origin, store: .inMemory()).refreshLease(waitingAtMost: .seconds(60))
+                == nil)
     }
 
     @Test("a lease waited for longer than its timeout is given up: the refresh goes on without it")
     func waitEnds() async throws {
         let temporary = try TemporaryKeychain()
         let file = try #require(temporary.store.fileURL)
-        let held = try #require(await RefreshLeaseFile.acquire(keychainFile: file, item: "t"))
+        let held = try #require(await RefreshLeaseFile.acquire(keychainFile: file, item: "t", timeout: .seconds(1)))
         defer { held.release() }
         let started = ContinuousClock.now
         #expect(await RefreshLeaseFile.acquire(keychainFile: file, item: "t", timeout: .milliseconds(200)) == nil)

@@ -211,7 +211,13 @@ actor AuthCoordinator {
             try await Self.offNetworkThread {
                 // A client's store clears only the client's token: one a person signed in with
                 // on this session is cleared by its credential, not left in the keychain.
-                if let current, store is BoundTokenStore { _ = try await store.clear(ifStill: current) }
+                if let current, store is BoundTokenStore {
+                    do {
+                        _ = try await store.clear(ifStill: current)
+                    } catch let error as KeychainError where error == .decode {
+                        // An item that cannot be read: `clear()` below removes it.
+                    }
+                }
                 try await store.clear()
             }
         } catch {
@@ -353,12 +359,15 @@ actor AuthCoordinator {
         }
         let session = bareSession
         let store = authenticator.store
+        // What another holder's renewal may take: a refresh and an obtain after it, each up to
+        // the total timeout (5 minutes without one), and the store's save.
+        let leaseWait = (session.configuration.timeouts.total ?? .seconds(300)) * 2 + .seconds(30)
         let rejected = authenticator.isRefreshRejected
         let startVersion = version
         let task = Task { () async throws -> (AuthToken?, Int) in
             // Held from the store's read to the new token's save: another session or process
             // sharing the store waits, then reads this one's token (see TokenStore.refreshLease).
-            let lease = try? await Self.offNetworkThread { await store.refreshLease() }
+            let lease = try? await Self.offNetworkThread { await store.refreshLease(waitingAtMost: leaseWait) }
             defer { lease?.release() }
             // Runs on this actor: the state below changes before any waiter resumes.
             var renewal: Renewal

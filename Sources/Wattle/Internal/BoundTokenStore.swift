@@ -43,5 +43,7 @@ package struct BoundTokenStore: TokenStore {
     /// with the same credential cannot be told from this client's.)
     package func clear(ifStill token: AuthToken) async throws -> Bool { try await base.clear(ifStill: token) }
 
-    package func refreshLease() async -> TokenStoreLease? { await base.refreshLease() }
+    package func refreshLease(waitingAtMost limit: Duration) async -> TokenStoreLease? {
+        await base.refreshLease(waitingAtMost: limit)
+    }
 }

@@ -25,10 +25,10 @@ enum RefreshLeaseFile {
     static func path(for keychainFile: URL) -> String { keychainFile.path + "-leases" }
 
     /// Waits for the lease on `item` of the keychain at `keychainFile`, polling every 5 to 50 ms,
-    /// for at most `timeout` (a refresh that another process holds longer than a request's
-    /// own timeout has hung: this one then goes on without the lease). Nil without a lease:
-    /// none could be had, the wait ran out, or the task was cancelled.
-    static func acquire(keychainFile: URL, item: String, timeout: Duration = .seconds(60)) async -> TokenStoreLease? {
+    /// for at most `timeout` (a refresh that another process holds longer than its renewal can
+    /// take has hung: this one then goes on without the lease). Nil without a lease: none
+    /// could be had, the wait ran out, or the task was cancelled.
+    static func acquire(keychainFile: URL, item: String, timeout: Duration) async -> TokenStoreLease? {
         let path = path(for: keychainFile)
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { return nil }
