@@ -107,23 +107,26 @@ struct ConnectionSettings: Equatable, Sendable {
             return store
         }
         if cert != nil, certName != nil { throw CLIError.usage("give --cert or --cert-name, not both") }
-        if sending, cert != nil || certName != nil {
+        if cert != nil || certName != nil {
             // Presented to the origin alone (host and port): a redirect elsewhere does not take it.
             let flag = cert != nil ? "--cert" : "--cert-name"
             guard let origin, let host = origin.host else {
                 throw CLIError.usage("\(flag) needs a URL or --base-url to present it to")
             }
-            let certificate: ClientCertificate
-            if let cert {
-                // (Standard input may be the request's body: never read for a passphrase here.)
-                certificate = try CertCommand.fromFiles(certificate: cert, key: certKey, readsStandardInput: false)
-            } else {
-                guard certKey == nil else { throw CLIError.usage("--cert-key goes with --cert, not --cert-name") }
-                certificate = try CertCommand.load(certName ?? "", settings: self, store: store)
+            if cert == nil, certKey != nil { throw CLIError.usage("--cert-key goes with --cert, not --cert-name") }
+            // (Checked as for a request sent; with nothing to send, nothing is read.)
+            if sending {
+                let certificate: ClientCertificate
+                if let cert {
+                    // (Standard input may be the request's body: never read for a passphrase here.)
+                    certificate = try CertCommand.fromFiles(certificate: cert, key: certKey, readsStandardInput: false)
+                } else {
+                    certificate = try CertCommand.load(certName ?? "", settings: self, store: store)
+                }
+                let name = host.contains(":") ? "[\(host)]" : host
+                configuration.trust.present(
+                    certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
             }
-            let name = host.contains(":") ? "[\(host)]" : host
-            configuration.trust.present(
-                certificate, to: "\(name):\(origin.port ?? (origin.scheme == "http" ? 80 : 443))")
         } else if certKey != nil {
             throw CLIError.usage("--cert-key goes with --cert")
         }
@@ -152,7 +155,7 @@ struct ConnectionSettings: Equatable, Sendable {
             configuration.timeouts.stall = stallTimeout == 0 ? nil : Self.duration(seconds: stallTimeout)
         }
         // A client that obtains its own tokens keeps them, in a keychain made for them if need be.
-        let client = sending ? try clientCredentials() : nil
+        let client = try clientCredentials(readingSecret: sending)
         if sending, let origin, createKeychain || client != nil || keychainFileExists {
             let store = KeychainTokenStore(origin: origin, profile: profile, store: try store())
             let refresh = (refreshPath ?? Environment["WATTLE_REFRESH_PATH"]).map {
@@ -173,11 +176,15 @@ struct ConnectionSettings: Equatable, Sendable {
     /// The client-credentials grant of `--token-path` (or `WATTLE_TOKEN_PATH`), or nil without
     /// one. The secret is read from `WATTLE_CLIENT_SECRET` only: an option would show it in the
     /// process list and the shell's history.
-    func clientCredentials() throws -> ((any TokenStore) -> Authenticator)? {
+    ///
+    /// - Parameter readingSecret: false for `--offline`: the options are checked, and nil is
+    ///   returned without reading the secret.
+    func clientCredentials(readingSecret: Bool = true) throws -> ((any TokenStore) -> Authenticator)? {
         guard let path = tokenPath ?? Environment["WATTLE_TOKEN_PATH"] else {
             if clientID != nil || scope != nil { throw CLIError.usage("--client-id and --scope go with --token-path") }
             return nil
         }
+        guard readingSecret else { return nil }
         guard let id = clientID ?? Environment["WATTLE_CLIENT_ID"], !id.isEmpty else {
             throw CLIError.usage("--token-path needs the client's identifier: --client-id or WATTLE_CLIENT_ID")
         }

@@ -57,6 +57,9 @@ struct RequestInvocation: Equatable, Sendable {
         var printsRequestFirst = false
         /// With `--offline`, the transport that prints the request instead of sending it.
         var offline: OfflineTransport?
+        /// With `--print`, claimed by whichever prints the request first: printed as built
+        /// (`printsRequestFirst`) or by the `willSend` hook, never both.
+        var printedOnce: FirstTime?
     }
 
     /// What `--print` (or `--offline`) sends to standard output; nil for the usual output.
@@ -280,17 +283,18 @@ struct RequestInvocation: Equatable, Sendable {
             return prepared
         }
         var printsRequestFirst = false
+        var printedOnce: FirstTime?
         if let shown = requestPrinting(printing) {
             // The hook sees the session's own token calls too (a refresh, a client's token
             // request: their bodies hold the refresh token or the client secret). `-v` shows
             // every request's head on stderr; `--print` shows the request asked for, as httpie.
             // (Once: sent again after a refresh, it is the same request.)
-            let asked = verbose ? nil : (request.method, try? request.url(relativeTo: configuration.baseURL))
+            let asked = verbose ? nil : AskedRequest(request, url: try? request.url(relativeTo: configuration.baseURL))
             let once = FirstTime()
+            printedOnce = verbose ? nil : once
             configuration.willSend = { sent in
                 if let asked {
-                    guard sent.method == asked.0, sent.url.absoluteString == asked.1?.absoluteString, once.claim()
-                    else { return [:] }
+                    guard asked.matches(sent), once.claim() else { return [:] }
                 }
                 RequestPrinter.print(sent, head: shown.head, body: shown.body, to: shown.descriptor)
                 return [:]
@@ -300,6 +304,7 @@ struct RequestInvocation: Equatable, Sendable {
         }
         var prepared = Prepared(request: request, session: Self.session(configuration, for: request))
         prepared.printsRequestFirst = printsRequestFirst
+        prepared.printedOnce = printedOnce
         return prepared
     }
 
@@ -383,7 +388,9 @@ struct RequestInvocation: Equatable, Sendable {
             }
             return ExitStatus.success
         }
-        if prepared.printsRequestFirst, let shown = requestPrinting(try printSelection()) {
+        if prepared.printsRequestFirst, let shown = requestPrinting(try printSelection()),
+            prepared.printedOnce?.claim() ?? true
+        {
             RequestPrinter.print(
                 request, baseURL: session.configuration.baseURL, head: shown.head, body: shown.body,
                 to: shown.descriptor)

@@ -101,3 +101,23 @@ final class FirstTime: Sendable {
     /// Whether this is the first call.
     func claim() -> Bool { !claimed.exchange(true, ordering: .relaxed) }
 }
+
+/// The request a run was asked to send, told from the session's own token calls (a refresh, a
+/// client's token request), which a `willSend` hook sees too: by its method, URL and body.
+struct AskedRequest: Sendable {
+    let method: HTTPMethod
+    let url: String?
+    let body: RequestBody
+
+    init(_ request: Request, url: URL?) {
+        method = request.method
+        self.url = url?.absoluteString
+        body = request.body
+    }
+
+    /// Whether `sent` is this request.
+    func matches(_ sent: TransportRequest) -> Bool {
+        sent.method == method && sent.url.absoluteString == url && (sent.body ?? Data()) == body.data
+            && sent.bodyFile == body.file && sent.bodySegments == body.segments
+    }
+}

@@ -96,12 +96,15 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         result.append((name, string))
     }
 
-    /// Whether a value is a `Double`, `Float` or `Decimal` that is not a finite number.
+    /// Whether a value is a `Double`, `Float` or `Decimal` that is not a finite number, or a
+    /// `Date` at no finite time (`Date(timeIntervalSince1970: .nan)`, which Foundation's
+    /// formatting traps on).
     static func isNonFiniteNumber(_ value: Any) -> Bool {
         switch value {
         case let value as Double: !value.isFinite
         case let value as Float: !value.isFinite
         case let value as Decimal: value.isNaN
+        case let value as Date: !value.timeIntervalSinceReferenceDate.isFinite
         default: false
         }
     }
@@ -124,7 +127,7 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         case let value as Float: value.isFinite ? numberText(value) : nil
         case let value as Decimal: value.isNaN ? nil : "\(value)"
         case let value as URL: value.absoluteString
-        case let value as Date: dateText(value)
+        case let value as Date: value.timeIntervalSinceReferenceDate.isFinite ? dateText(value) : nil
         case let value as UUID: value.uuidString
         default: nil
         }
@@ -137,7 +140,7 @@ public struct Parameters: Sendable, ExpressibleByDictionaryLiteral, CustomReflec
         // Rounded to the millisecond here, and written by hand: the format style's fractional
         // seconds truncate the binary fraction (`.123` is stored as 0.12299…, written `.122`).
         let milliseconds = (date.timeIntervalSince1970 * 1000).rounded()
-        guard milliseconds.isFinite, abs(milliseconds) < 1e17 else { return date.formatted(.iso8601) }
+        guard abs(milliseconds) < 1e17 else { return date.formatted(.iso8601) }
         let whole = Int64(milliseconds)
         var fraction = whole % 1000
         var seconds = whole / 1000

@@ -118,6 +118,19 @@ struct CLIPrintTests {
             "\(result.text)")
         #expect(result.text.hasSuffix("{\"a\":\"b\"}\n\n"), "\(result.text)")
 
+        // A request like the session's refresh call (same method and URL): its own body is shown,
+        // not the session's refresh call before it.
+        let again = server.api.issueTokens()
+        let expired = try await CLI.run(
+            ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
+            input: .pipe(Data("\(again.access)\n\(again.refresh)\n".utf8)))
+        #expect(expired.status == 0, "\(expired.stderr)")
+        let lookalike = try await CLI.run(
+            ["-p", "B", "POST", "api/refresh", "refresh_token=mine", "--refresh-path", "api/refresh"] + common)
+
+        #expect(lookalike.text == "{\"refresh_token\":\"mine\"}\n\n", "\(lookalike.text)")
+        #expect(!lookalike.text.contains(again.refresh))
+
         // --offline reads nothing from the keychain: with its key file gone it still prints.
         try FileManager.default.removeItem(atPath: keychain + ".key")
         let sent = try await CLI.run(["api/whoami"] + common)
@@ -127,6 +140,34 @@ struct CLIPrintTests {
         #expect(offline.text.hasPrefix("GET \(server.url("api/whoami").absoluteString)\n"), "\(offline.text)")
         #expect(!offline.text.contains("Authorization"), "\(offline.text)")
         try await server.stop()
+    }
+
+    @Test("--print H prints a request once, whether its URL spells the base URL's origin as the base URL does or not")
+    func printedOnce() async throws {
+        let server = try await Servers.plain.value
+        let base = server.url("").absoluteString
+        let spelled = base.replacingOccurrences(of: "http://", with: "HTTP://") + "echo"
+        let result = try await CLI.run(["-p", "H", spelled, "--base-url", base])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.text.components(separatedBy: "GET ").count == 2, "\(result.text)")
+    }
+
+    @Test("--offline checks the certificate and client options as a sent request does, and reads none of them")
+    func offlineOptions() async throws {
+        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        // Files that do not exist, a secret not set: nothing is read.
+        let cert = try await CLI.run([
+            "--offline", "--cert", "/nonexistent/c.pem", "--cert-key", "/nonexistent/k.pem", url,
+        ])
+        #expect(cert.status == 0, "\(cert.stderr)")
+        let client = try await CLI.run(
+            ["--offline", "--token-path", "oauth/token", "--client-id", "c", url],
+            environment: ["WATTLE_CLIENT_SECRET": ""])
+        #expect(client.status == 0, "\(client.stderr)")
+        let wrongKey = try await CLI.run(["--offline", "--cert-name", "n", "--cert-key", "/nonexistent/k.pem", url])
+        #expect(wrongKey.status == 1 && wrongKey.stderr.contains("--cert-key goes with --cert, not --cert-name"))
+        let scope = try await CLI.run(["--offline", "--scope", "read", url])
+        #expect(scope.status == 1 && scope.stderr.contains("--client-id and --scope go with --token-path"))
     }
 
     @Test("--print h with -o: the head on stdout, the body in the file")

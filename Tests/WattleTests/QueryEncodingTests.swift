@@ -50,6 +50,17 @@ struct QueryEncodingTests {
         ] {
             #expect(Parameters.dateText(Date(timeIntervalSince1970: seconds)) == text, "\(seconds)")
         }
+        // A date at no finite time is refused unsent, in a query and in a JSON body.
+        for bad in [Date(timeIntervalSince1970: .nan), Date(timeIntervalSince1970: .infinity)] {
+            await expectWattleError({ _ = try await session.get("echo", parameters: ["at": bad]) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason == "the parameter \"at\" is not a finite number"
+            }
+            await expectWattleError({ _ = try await session.post("echo", parameters: ["at": bad]) }) {
+                guard case .invalidRequest(let reason) = $0 else { return false }
+                return reason == "the JSON field \"at\" is not a finite number"
+            }
+        }
     }
 
     @Test("parameters are appended to a query already in the endpoint")

@@ -81,6 +81,9 @@ enum JSONWriter {
             }
             output += "\(number)"
         default:
+            if Parameters.isNonFiniteNumber(value) {
+                throw .invalidRequest(reason: "the JSON field \"\(path)\" is not a finite number")
+            }
             guard let string = Parameters.scalarString(value) else {
                 throw .invalidRequest(
                     reason:
