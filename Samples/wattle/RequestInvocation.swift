@@ -273,9 +273,8 @@ struct RequestInvocation: Equatable, Sendable {
         // kept token, the user agent, the body's type and the defaults; a request to another
         // origin is printed as built, before it is sent.
         if offline {
-            // As the session would send it, with nothing read from the keychain (no stored
-            // token, which may need a refresh, itself a request).
-            configuration.authenticator = nil
+            // As the session would send it; the configuration has no authenticator (`sending:
+            // false`), so no stored token is read or refreshed.
             let transport = OfflineTransport(printing: printing ?? .request)
             var prepared = Prepared(
                 request: request, session: Session(configuration: configuration, transport: transport))

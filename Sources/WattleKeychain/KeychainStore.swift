@@ -164,7 +164,7 @@ public final class KeychainStore: Sendable {
                 return try attempt()
             } catch is SQLiteStorage.WriteLockBusy {
                 let now = ContinuousClock.now
-                let end = deadline ?? now + state.withLock { $0.writeLockTimeout }
+                let end = deadline ?? now + writeLockTimeout
                 deadline = end
                 guard now < end else { throw KeychainError.notAvailable }
                 let left = (end - now).components

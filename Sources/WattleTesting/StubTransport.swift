@@ -148,7 +148,7 @@ public final class StubTransport: Transport {
             do throws(UploadStream.Failure) {
                 try stream.openFiles()
             } catch {
-                throw .fileError(path: error.path, reason: error.reason)
+                throw error.error
             }
             return stream.size
         }

@@ -69,7 +69,7 @@ public final class TemporaryKeychain: Sendable {
     /// before the files were locked) is left.
     static func removeStaleFolders(in parent: URL, minimumAge: Duration = .seconds(60)) {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: parent.path) else { return }
-        let now = Date()
+        let now = time(nil)
         for name in names where name.hasPrefix(folderPrefix) {
             let folder = parent.appendingPathComponent(name, isDirectory: true)
             let ownerPath = folder.appendingPathComponent(ownerFile).path
@@ -81,8 +81,7 @@ public final class TemporaryKeychain: Sendable {
             guard lstat(ownerPath, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == getuid() else {
                 continue
             }
-            let modified = Date(timeIntervalSince1970: TimeInterval(info.st_mtim.tv_sec))
-            guard now.timeIntervalSince(modified) >= Double(minimumAge.components.seconds) else { continue }
+            guard now - info.st_mtim.tv_sec >= minimumAge.components.seconds else { continue }
             let descriptor = open(ownerPath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }

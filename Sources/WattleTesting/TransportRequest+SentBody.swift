@@ -27,7 +27,7 @@ extension TransportRequest {
         do {
             return try stream.readAll()
         } catch {
-            throw .fileError(path: error.path, reason: error.reason)
+            throw error.error
         }
     }
 }

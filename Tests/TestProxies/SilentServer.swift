@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -44,6 +45,18 @@ public final class SilentServer: @unchecked Sendable {
         defer { descriptor = -1 }
         return descriptor
     }
+
+    /// A port on 127.0.0.1 where a connection is refused: bound without `listen`, and held for
+    /// the rest of the run. (Bound and released, it once went to another test's server
+    /// meanwhile, which then reset the connection instead of refusing it.)
+    public static func refusedPort() throws -> Int {
+        let bound = try SilentServer(listening: false)
+        heldRefusedPorts.withLock { $0.append(bound.takeDescriptor()) }
+        return bound.port
+    }
+
+    /// The sockets behind ``refusedPort()``, open until the test process ends.
+    private static let heldRefusedPorts = Mutex<[Int32]>([])
 
     /// The error in `errno`.
     private static func failure() -> POSIXError {

@@ -1,4 +1,5 @@
 import Foundation
+import TestProxies
 import Testing
 import WattleDemoServer
 
@@ -22,7 +23,7 @@ struct CLIPrintTests {
         try await server.stop()
 
         // Nothing listens there: a request sent would fail with exit 2.
-        let closed = try await CLI.run(["--offline", "http://127.0.0.1:\(try Self.closedPort())/x"])
+        let closed = try await CLI.run(["--offline", "http://127.0.0.1:\(try SilentServer.refusedPort())/x"])
         #expect(closed.status == 0 && closed.text.hasPrefix("GET http://127.0.0.1:"), "\(closed.stderr)")
     }
 
@@ -32,7 +33,7 @@ struct CLIPrintTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let file = folder.appendingPathComponent("upload.bin")
         try Data([0, 1, 2, 0xFF, 9]).write(to: file)
-        let url = "http://127.0.0.1:\(try Self.closedPort())/up"
+        let url = "http://127.0.0.1:\(try SilentServer.refusedPort())/up"
 
         let form = try await CLI.run([
             "--offline", "-a", "alice:s3cret", "--form", "POST", url, "a=b", "f@\(file.path)",
@@ -101,12 +102,16 @@ struct CLIPrintTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         let keychain = folder.appendingPathComponent("cli.keychain").path
         let common = ["--keychain", keychain, "--base-url", server.baseURL.absoluteString]
-        let issued = server.api.issueTokens()
-        let kept = try await CLI.run(
-            ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
-            input: .pipe(Data("\(issued.access)\n\(issued.refresh)\n".utf8)))
-        #expect(kept.status == 0, "\(kept.stderr)")
-        // Expired: refreshed before the request is sent.
+        /// Keeps newly issued tokens, expired: the next request refreshes before it is sent.
+        func keepExpiredTokens() async throws -> (access: String, refresh: String) {
+            let issued = server.api.issueTokens()
+            let kept = try await CLI.run(
+                ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
+                input: .pipe(Data("\(issued.access)\n\(issued.refresh)\n".utf8)))
+            #expect(kept.status == 0, "\(kept.stderr)")
+            return issued
+        }
+        let issued = try await keepExpiredTokens()
         let result = try await CLI.run(
             ["-p", "HB", "POST", "echo", "a=b", "--refresh-path", "api/refresh"] + common)
         #expect(result.status == 0, "\(result.stderr)")
@@ -120,14 +125,9 @@ struct CLIPrintTests {
 
         // A request like the session's refresh call (same method and URL): its own body is shown,
         // not the session's refresh call before it.
-        let again = server.api.issueTokens()
-        let expired = try await CLI.run(
-            ["auth", "set-token", "-", "--refresh-token", "-", "--expires-in=-1"] + common,
-            input: .pipe(Data("\(again.access)\n\(again.refresh)\n".utf8)))
-        #expect(expired.status == 0, "\(expired.stderr)")
+        let again = try await keepExpiredTokens()
         let lookalike = try await CLI.run(
             ["-p", "B", "POST", "api/refresh", "refresh_token=mine", "--refresh-path", "api/refresh"] + common)
-
         #expect(lookalike.text == "{\"refresh_token\":\"mine\"}\n\n", "\(lookalike.text)")
         #expect(!lookalike.text.contains(again.refresh))
 
@@ -154,7 +154,7 @@ struct CLIPrintTests {
 
     @Test("--offline checks the certificate and client options as a sent request does, and reads none of them")
     func offlineOptions() async throws {
-        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        let url = "http://127.0.0.1:\(try SilentServer.refusedPort())/x"
         // Files that do not exist, a secret not set: nothing is read.
         let cert = try await CLI.run([
             "--offline", "--cert", "/nonexistent/c.pem", "--cert-key", "/nonexistent/k.pem", url,
@@ -184,7 +184,7 @@ struct CLIPrintTests {
 
     @Test("--offline on a terminal shows a JSON body pretty, and a binary body as a note")
     func offlineOnATerminal() async throws {
-        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        let url = "http://127.0.0.1:\(try SilentServer.refusedPort())/x"
         let json = try await CLI.runOnTerminal(["--offline", "POST", url, "name=alice"])
         #expect(json.status == 0, "\(json.screen)")
         #expect(json.screen.contains("\"name\""), "\(json.screen)")
@@ -203,7 +203,7 @@ struct CLIPrintTests {
 
     @Test("--print and --offline refuse what they cannot do, before anything is sent")
     func usageErrors() async throws {
-        let url = "http://127.0.0.1:\(try Self.closedPort())/x"
+        let url = "http://127.0.0.1:\(try SilentServer.refusedPort())/x"
         let cases: [([String], String)] = [
             (["-p", "x", url], "\"x\" is not one of H"),
             (["-p", "", url], "--print needs one or more"),
@@ -219,26 +219,5 @@ struct CLIPrintTests {
             #expect(result.text.isEmpty, "\(arguments): \(result.text)")
         }
         #expect(!FileManager.default.fileExists(atPath: "/tmp/wattle-never"))
-    }
-
-    /// A port on 127.0.0.1 where nothing listens (bound, never listening, held while the
-    /// process runs): a connection there is refused.
-    static func closedPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw POSIXError(.EMFILE) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let size = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, size) }
-        }
-        var length = size
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard bound == 0, named == 0 else { throw POSIXError(.EADDRINUSE) }
-        // Kept open (never closed): the port stays this process's, so no server takes it.
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

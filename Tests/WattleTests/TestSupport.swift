@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import TestProxies
 import Testing
 import Wattle
@@ -61,17 +60,8 @@ func expectWattleError(
     }
 }
 
-/// A port on 127.0.0.1 where a connection is refused: bound without `listen`, and held for the
-/// rest of the run. (Bound and released, it once went to another test's server meanwhile,
-/// which then reset the connection instead of refusing it.)
-func refusedPort() throws -> Int {
-    let bound = try SilentServer(listening: false)
-    heldRefusedPorts.withLock { $0.append(bound.takeDescriptor()) }
-    return bound.port
-}
-
-/// The sockets behind ``refusedPort()``, open until the test process ends.
-private let heldRefusedPorts = Mutex<[Int32]>([])
+/// A port on 127.0.0.1 where a connection is refused (``SilentServer/refusedPort()``).
+func refusedPort() throws -> Int { try SilentServer.refusedPort() }
 
 /// The resident set size of this process, in bytes.
 func residentMemory() -> Int {

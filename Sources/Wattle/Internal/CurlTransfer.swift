@@ -868,7 +868,7 @@ final class CurlTransfer: @unchecked Sendable {
         let message = Redaction.curlMessage(curlText)
         let host = request.target.host
         let port = request.target.port
-        if case .uploadFile(let failure) = abort { return .fileError(path: failure.path, reason: failure.reason) }
+        if case .uploadFile(let failure) = abort { return failure.error }
         if let proxyError = proxyError(for: code, message: message, easy: easy) { return proxyError }
         switch code {
         case CURLE_COULDNT_RESOLVE_HOST:
@@ -932,7 +932,7 @@ final class CurlTransfer: @unchecked Sendable {
             case .headersTooLarge: return .headersTooLarge(limit: request.maximumHeaderSize, url: request.url)
             case .file(let reason): return .fileError(path: request.download?.file.path ?? "", reason: reason)
             case .range(let reason): return .transport(code: Int(CURLE_RANGE_ERROR.rawValue), message: reason)
-            case .uploadFile(let failure): return .fileError(path: failure.path, reason: failure.reason)
+            case .uploadFile(let failure): return failure.error
             // (`finish` keeps a cut body's response.)
             case .errorBodyCut, nil: return .transport(code: Int(code.rawValue), message: message)
             }

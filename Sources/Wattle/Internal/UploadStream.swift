@@ -42,6 +42,9 @@ package final class UploadStream {
     package struct Failure: Error {
         package var path: String
         package var reason: String
+
+        /// As the request's error: ``WattleError/fileError(path:reason:)``.
+        package var error: WattleError { .fileError(path: path, reason: reason) }
     }
 
     private var pieces: [Piece] = []
@@ -124,9 +127,6 @@ package final class UploadStream {
             descriptors[index] = descriptor
         }
     }
-
-    /// How many files the stream holds open (tests).
-    var openFileCount: Int { descriptors.count }
 
     /// Copies up to `buffer.count` of the next bytes into `buffer`: how many, 0 at the end.
     ///
